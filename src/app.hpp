@@ -1,0 +1,33 @@
+// The application: one per worker process, created after fork. Turns a request into a response.
+#pragma once
+#include <memory>
+
+#include "config.hpp"
+#include "http.hpp"
+
+namespace notesd {
+
+class Store;
+class CursorCodec;
+
+class App {
+public:
+    /// Opens the store lazily on the first request, so a database outage never kills a worker.
+    explicit App(const Config& cfg);
+    ~App();
+    App(const App&) = delete;
+    App& operator=(const App&) = delete;
+    /// Never throws: every failure becomes a JSON error response.
+    HttpResponse handle(const HttpRequest& req);
+
+private:
+    Store& store();
+    Config cfg_;
+    std::unique_ptr<Store> store_;
+    std::unique_ptr<CursorCodec> cursors_;
+};
+
+/// Adds the headers every API response carries (content type, no-store, nosniff, X-Request-Id).
+void add_standard_headers(HttpResponse& r, const std::string& request_id);
+
+}  // namespace notesd

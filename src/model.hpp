@@ -1,0 +1,120 @@
+// Domain values shared by handlers, the store and the admin tool. Times are UTC epoch microseconds.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace notesd {
+
+enum class OrderBy { UpdatedAt, CreatedAt };
+
+/// Bits of Note::flags, set at write time from the markdown.
+constexpr int kFlagOpenTasks = 1;
+constexpr int kFlagTasks = 2;
+constexpr int kFlagImages = 4;
+constexpr int kFlagFiles = 8;
+
+constexpr long long kMinTime = std::numeric_limits<long long>::min();
+constexpr long long kMaxTime = std::numeric_limits<long long>::max();
+
+/// Inclusive time bounds; the defaults mean "no bound".
+struct TimeRange {
+    long long min_us = kMinTime;
+    long long max_us = kMaxTime;
+    bool operator==(const TimeRange& o) const { return min_us == o.min_us && max_us == o.max_us; }
+};
+
+struct NoteFilter {
+    std::optional<std::string> collection_id;  // canonical lowercase uuid
+    TimeRange created;
+    TimeRange updated;
+    int flags_any = 0;                         // OR of kFlag*; 0 = no flag filter
+};
+
+struct CollectionFilter {
+    TimeRange created;
+    TimeRange updated;
+};
+
+/// Keyset position: the sort value and id of the last row of the previous page.
+struct PageKey {
+    long long sort_us = 0;
+    std::string id;
+};
+
+struct Principal {
+    long long user_id = 0;
+    long long token_id = 0;
+};
+
+struct NoteItem {
+    std::string id;
+    std::string title;
+    std::string snippet;
+    std::optional<std::string> content;
+    long long created_us = 0;
+    long long updated_us = 0;
+    std::vector<std::string> collection_ids;
+    std::vector<std::string> audio_recording_ids;
+};
+
+struct CollectionItem {
+    std::string id;
+    std::string title;
+    std::optional<std::string> description;
+    long long created_us = 0;
+    long long updated_us = 0;
+    long long note_count = 0;
+};
+
+enum class AttachmentKind { Image, File, Audio };
+
+struct Attachment {
+    std::string id;       // uuid
+    AttachmentKind kind = AttachmentKind::File;
+    std::string target;   // path or URL as written in the note
+};
+
+/// A note as the importer hands it to the store; derived fields already computed.
+struct NoteInput {
+    std::string id;                        // uuid
+    std::string title;
+    std::string snippet;
+    std::string content;
+    long long created_us = 0;
+    long long updated_us = 0;
+    int flags = 0;
+    std::vector<std::string> collection_ids;  // uuids of the same user's collections
+    std::vector<Attachment> attachments;
+};
+
+struct CollectionInput {
+    std::string id;                        // uuid
+    std::string title;
+    std::optional<std::string> description;
+    long long created_us = 0;
+    long long updated_us = 0;
+};
+
+struct UserInfo {
+    long long id = 0;
+    std::string name;
+    long long created_us = 0;
+    long long note_count = 0;
+    long long collection_count = 0;
+};
+
+struct TokenInfo {
+    long long id = 0;
+    long long user_id = 0;
+    std::string label;
+    std::string prefix;                    // first characters, for recognising a token
+    long long created_us = 0;
+    std::optional<long long> revoked_us;
+};
+
+enum class WriteOutcome { Inserted, Updated, Unchanged };
+
+}  // namespace notesd
