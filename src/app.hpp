@@ -27,7 +27,4 @@ private:
     std::unique_ptr<CursorCodec> cursors_;
 };
 
-/// Adds the headers every API response carries (content type, no-store, nosniff, X-Request-Id).
-void add_standard_headers(HttpResponse& r, const std::string& request_id);
-
 }  // namespace notesd

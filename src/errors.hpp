@@ -2,6 +2,8 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "http.hpp"
 
@@ -35,6 +37,9 @@ class StoreUnavailable : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+/// Adds the headers every API response carries (content type, no-store, nosniff, X-Request-Id).
+void add_standard_headers(HttpResponse& r, const std::string& request_id);
 
 /// The JSON error envelope of contract section 6 (SERVER_ERROR for status >= 500).
 HttpResponse render_error(const ApiError& e, const std::string& request_id);
