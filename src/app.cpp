@@ -1,0 +1,71 @@
+#include "app.hpp"
+
+#include "auth.hpp"
+#include "cursor.hpp"
+#include "errors.hpp"
+#include "handlers/handlers.hpp"
+#include "log.hpp"
+#include "router.hpp"
+#include "store/store.hpp"
+
+namespace notesd {
+
+App::App(const Config& cfg)
+    : cfg_(cfg), cursors_(std::make_unique<CursorCodec>(effective_secret(cfg))) {}
+
+App::~App() = default;
+
+Store& App::store() {
+    if (!store_) {
+        try {
+            store_ = open_store(cfg_.db);
+        } catch (const StoreUnavailable&) {
+            throw;
+        } catch (const std::exception&) {
+            // The connection string was validated at start-up: failing now means the database
+            // is unreachable. Details were logged by the store; the client gets a 503.
+            throw StoreUnavailable("the database cannot be opened");
+        }
+    }
+    return *store_;
+}
+
+HttpResponse App::handle(const HttpRequest& req) {
+    long long user_id = 0;
+    try {
+        const Endpoint ep = route(req.method, req.path);
+        const Principal who = authenticate(req.authorization, store());
+        user_id = who.user_id;
+        HttpResponse r;
+        switch (ep) {
+            case Endpoint::ListNotes: r = list_notes(req, who, store(), *cursors_); break;
+            case Endpoint::ListCollections: r = list_collections(req, who, store(), *cursors_); break;
+            case Endpoint::SearchNotes: throw ApiError(404, "NOT_FOUND", "no such endpoint");
+        }
+        add_standard_headers(r, req.request_id);
+        r.user_id = user_id;
+        return r;
+    } catch (const ApiError& e) {
+        HttpResponse r = render_error(e, req.request_id);
+        r.user_id = user_id;
+        return r;
+    } catch (const StoreUnavailable& e) {
+        log_event(LogLevel::warn, req.request_id, "database unavailable", {{"detail", e.what()}});
+        store_.reset();  // reconnect and rebuild prepared statements on the next request
+        HttpResponse r = render_error(unavailable("the database is unavailable; retry shortly", 1),
+                                      req.request_id);
+        r.user_id = user_id;
+        return r;
+    } catch (const std::exception& e) {
+        // The store converts database errors to safe messages, so what() holds no bound values.
+        log_event(LogLevel::error, req.request_id, "internal error", {{"detail", e.what()}});
+        store_.reset();
+        HttpResponse r = render_error(
+            ApiError(500, "INTERNAL_ERROR", "an internal error occurred; it has been logged"),
+            req.request_id);
+        r.user_id = user_id;
+        return r;
+    }
+}
+
+}  // namespace notesd

@@ -8,6 +8,12 @@ ApiError invalid_parameter(const std::string& field, const std::string& message)
     return ApiError(400, "INVALID_PARAMETER", message, field);
 }
 
+ApiError invalid_cursor() {
+    return ApiError(400, "INVALID_CURSOR",
+                    "page is not a cursor issued for this user, endpoint, order_by and filters",
+                    "page");
+}
+
 ApiError unavailable(const std::string& message, int retry_after_seconds) {
     ApiError e(503, "UNAVAILABLE", message);
     e.headers.emplace_back("Retry-After", std::to_string(retry_after_seconds));

@@ -29,6 +29,8 @@ private:
 
 /// 400 INVALID_PARAMETER naming the field.
 ApiError invalid_parameter(const std::string& field, const std::string& message);
+/// 400 INVALID_CURSOR naming `page`.
+ApiError invalid_cursor();
 /// 503 UNAVAILABLE with Retry-After.
 ApiError unavailable(const std::string& message, int retry_after_seconds = 1);
 

@@ -1,0 +1,104 @@
+#include <boost/test/unit_test.hpp>
+
+#include "util.hpp"
+
+using namespace notesd;
+
+BOOST_AUTO_TEST_SUITE(util)
+
+BOOST_AUTO_TEST_CASE(uuid_v4_is_canonical_and_random) {
+    std::string a = new_uuid(), b = new_uuid();
+    BOOST_CHECK_NE(a, b);
+    BOOST_REQUIRE(parse_uuid(a));
+    BOOST_CHECK_EQUAL(*parse_uuid(a), a);
+    BOOST_CHECK_EQUAL(a[14], '4');
+}
+
+BOOST_AUTO_TEST_CASE(stable_uuid_is_deterministic_version_5) {
+    BOOST_CHECK_EQUAL(stable_uuid("user:1/note:a.md"), stable_uuid("user:1/note:a.md"));
+    BOOST_CHECK_NE(stable_uuid("user:1/note:a.md"), stable_uuid("user:2/note:a.md"));
+    BOOST_CHECK_EQUAL(stable_uuid("x")[14], '5');
+}
+
+BOOST_AUTO_TEST_CASE(parse_uuid_accepts_any_case_rejects_others) {
+    BOOST_CHECK_EQUAL(*parse_uuid("3F0C1C2E-8A51-4C8E-9A43-2F1D7A6B9C01"),
+                      "3f0c1c2e-8a51-4c8e-9a43-2f1d7a6b9c01");
+    BOOST_CHECK(!parse_uuid("3f0c1c2e8a514c8e9a432f1d7a6b9c01"));
+    BOOST_CHECK(!parse_uuid("3f0c1c2e-8a51-4c8e-9a43-2f1d7a6b9c0g"));
+    BOOST_CHECK(!parse_uuid("{3f0c1c2e-8a51-4c8e-9a43-2f1d7a6b9c01}"));
+    BOOST_CHECK(!parse_uuid(""));
+}
+
+BOOST_AUTO_TEST_CASE(request_id_formats_nginx_id) {
+    BOOST_CHECK_EQUAL(request_id_from("3F0C1C2E8A514C8E9A432F1D7A6B9C01"),
+                      "api-request-3f0c1c2e-8a51-4c8e-9a43-2f1d7a6b9c01");
+    std::string r = request_id_from("");
+    BOOST_CHECK_EQUAL(r.rfind("api-request-", 0), 0u);
+    BOOST_CHECK(parse_uuid(r.substr(12)));
+}
+
+BOOST_AUTO_TEST_CASE(format_time_fraction_rules) {
+    BOOST_CHECK_EQUAL(format_time(0), "1970-01-01T00:00:00Z");
+    BOOST_CHECK_EQUAL(format_time(1746368411000000LL), "2025-05-04T14:20:11Z");
+    BOOST_CHECK_EQUAL(format_time(1746368411120000LL), "2025-05-04T14:20:11.120Z");
+    BOOST_CHECK_EQUAL(format_time(1746368411000001LL), "2025-05-04T14:20:11.000001Z");
+    BOOST_CHECK_EQUAL(format_time(-1), "1969-12-31T23:59:59.999999Z");
+}
+
+BOOST_AUTO_TEST_CASE(parse_time_offsets_and_fractions) {
+    BOOST_CHECK_EQUAL(*parse_time("2025-05-04T14:20:11Z"), 1746368411000000LL);
+    BOOST_CHECK_EQUAL(*parse_time("2025-05-04t14:20:11z"), 1746368411000000LL);
+    BOOST_CHECK_EQUAL(*parse_time("2025-05-04T16:20:11+02:00"), 1746368411000000LL);
+    BOOST_CHECK_EQUAL(*parse_time("2025-05-04T16:20:11 02:00"), 1746368411000000LL);
+    BOOST_CHECK_EQUAL(*parse_time("2025-05-04T13:20:11.5-01:00"), 1746368411500000LL);
+    BOOST_CHECK_EQUAL(*parse_time("2025-05-04T14:20:11.123456Z"), 1746368411123456LL);
+    BOOST_CHECK_EQUAL(*parse_time("2024-02-29T00:00:00Z"), 1709164800000000LL);
+}
+
+BOOST_AUTO_TEST_CASE(parse_time_rejects_invalid) {
+    for (const char* bad : {"2025-05-04", "2025-05-04T14:20:11", "2025-05-04T14:20:11.1234567Z",
+                            "2025-02-29T00:00:00Z", "2025-13-01T00:00:00Z", "2025-04-31T00:00:00Z",
+                            "2025-05-04T24:00:00Z", "2025-05-04T14:60:00Z", "2025-05-04T14:20:11+2:00",
+                            "2025-05-04T14:20:11+24:00", "2025-05-04T14:20:11.Z", "x", "",
+                            "2025-05-04T14:20:11Zjunk", "2025-05-04 14:20:11Z"})
+        BOOST_CHECK_MESSAGE(!parse_time(bad), bad);
+}
+
+BOOST_AUTO_TEST_CASE(time_round_trip) {
+    for (long long us : {0LL, 1LL, 999999LL, 1746368411123456LL, -86400000000LL, 253402300799999999LL})
+        BOOST_CHECK_EQUAL(*parse_time(format_time(us)), us);
+}
+
+BOOST_AUTO_TEST_CASE(base64_round_trip_and_alphabets) {
+    for (std::string s : {std::string(""), std::string("a"), std::string("ab"), std::string("abc"),
+                          std::string("\xff\xfe\xfd\x00\x01", 5)}) {
+        std::string e = base64url_encode(s);
+        BOOST_CHECK(e.find_first_of("+/=") == std::string::npos);
+        BOOST_CHECK(*base64_decode_any(e) == s);
+    }
+    BOOST_CHECK_EQUAL(*base64_decode_any("-_8="), *base64_decode_any("+/8"));
+    BOOST_CHECK(!base64_decode_any("a!b"));
+    BOOST_CHECK(!base64_decode_any("a"));
+    BOOST_CHECK(!base64_decode_any("QR"));  // non-zero trailing bits
+}
+
+BOOST_AUTO_TEST_CASE(hashes_are_known_answers) {
+    BOOST_CHECK_EQUAL(sha256_hex("abc"),
+                      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    std::string mac = hmac_sha256("key", "The quick brown fox jumps over the lazy dog");
+    BOOST_CHECK_EQUAL(base64url_encode(mac), "97yD9DBThCSxMpjmqm-xQ-9NWaFJRhdZl0edvC0aPNg");
+    BOOST_CHECK(secure_equals("abc", "abc"));
+    BOOST_CHECK(!secure_equals("abc", "abd"));
+    BOOST_CHECK(!secure_equals("abc", "ab"));
+}
+
+BOOST_AUTO_TEST_CASE(utf8_validation) {
+    BOOST_CHECK(valid_utf8("caf\xC3\xA9 \xE6\x9D\xB1 \xF0\x9F\x98\x80"));
+    BOOST_CHECK(!valid_utf8("\xC0\xAF"));          // overlong
+    BOOST_CHECK(!valid_utf8("\xED\xA0\x80"));      // surrogate
+    BOOST_CHECK(!valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+    BOOST_CHECK(!valid_utf8("\xE6\x9D"));          // truncated
+    BOOST_CHECK_EQUAL(utf8_length("caf\xC3\xA9\xF0\x9F\x98\x80"), 5u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
