@@ -32,6 +32,8 @@ struct Config {
     std::string log_level = "info";    // debug, info, warn, error
     // where the config came from, for reload
     std::string path;
+    // problems found while reading the file (syntax, unknown keys, bad values); validate() reports them
+    std::vector<std::string> problems;
 };
 
 /// Reads `path` (key = value, '#' comments). Unknown keys and bad values are reported by
