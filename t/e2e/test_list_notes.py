@@ -1,7 +1,7 @@
 """GET /v2/notes through nginx and the worker pool: contract sections 1-3, 6-8."""
 import unittest
 
-from listdata import NOTE_FIELDS, NotesBase, fmt_time, walk
+from listdata import NOTE_FIELDS, REQ_ID, NotesBase, fmt_time, walk
 
 class Envelope(NotesBase):
     def test_headers_and_request_id(self):
