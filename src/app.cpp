@@ -18,13 +18,13 @@ App::~App() = default;
 Store& App::store() {
     if (!store_) {
         try {
-            store_ = open_store(cfg_.db);
+            store_ = open_store(cfg_.db, cfg_.db_busy_timeout_ms);
         } catch (const StoreUnavailable&) {
             throw;
-        } catch (const std::exception&) {
+        } catch (const std::exception& e) {
             // The connection string was validated at start-up: failing now means the database
-            // is unreachable. Details were logged by the store; the client gets a 503.
-            throw StoreUnavailable("the database cannot be opened");
+            // is unreachable. The store's messages carry no SQL or bound values.
+            throw StoreUnavailable(std::string("the database cannot be opened: ") + e.what());
         }
     }
     return *store_;

@@ -1,0 +1,69 @@
+// What differs per database backend, in one place: the SOCI store asks its Dialect and never
+// tests the backend itself. Adding a backend means a Dialect body plus sql/<name>/ migrations.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace soci {
+class backend_factory;
+class session;
+class soci_error;
+}  // namespace soci
+
+namespace notesd {
+
+enum class Backend { Sqlite, MySql, PostgreSql };
+
+constexpr int kDefaultBusyTimeoutMs = 3000;
+
+/// A parsed connection string.
+struct DbTarget {
+    Backend backend = Backend::Sqlite;
+    std::string soci_params;            // what the SOCI backend gets, e.g. `db="/var/x.db"`
+    int busy_timeout_ms = kDefaultBusyTimeoutMs;  // SQLite busy timeout; lock wait on servers
+    std::string sqlite_synchronous = "NORMAL";
+};
+
+/// Parses "sqlite3://db=/p timeout=5", "sqlite://...", a plain file path, "mysql://db=x user=y",
+/// "postgresql://dbname=x". `timeout=` is in seconds. Throws std::invalid_argument when malformed.
+DbTarget parse_connection_string(const std::string& conn);
+
+/// How the store reacts to a database error.
+enum class ErrorClass {
+    Unavailable,     // busy, locked, timed out, I/O: a 503, the session stays usable
+    ConnectionLost,  // a 503, and the session must be reconnected before the next use
+    Constraint,      // a unique or foreign-key violation
+    Other,
+};
+
+class Dialect {
+public:
+    virtual ~Dialect() = default;
+    /// The directory under sql/ and EmbeddedMigration::backend ("sqlite", "mysql", "postgresql").
+    virtual const char* name() const = 0;
+    virtual const soci::backend_factory& factory() const = 0;
+    /// Statements run on every new or reconnected session (PRAGMAs, SET ...).
+    virtual std::vector<std::string> session_setup(const DbTarget& t) const = 0;
+    /// Starts a write transaction.
+    virtual std::string begin_write() const = 0;
+    /// Locks one user's row (`:u`) so that user's writers are serialised; returns the id.
+    virtual std::string lock_user() const = 0;
+    /// True when INSERT ... RETURNING id yields the new id; otherwise session::get_last_insert_id.
+    virtual bool insert_returns_id() const = 0;
+    /// `(col, id) < (:k, :kid)` in a form this backend's planner turns into an index range.
+    virtual std::string keyset_before(const std::string& col, const std::string& id) const;
+    /// Row-limit clause with the placeholder `:lim`.
+    virtual std::string limit_clause() const;
+    /// COUNT(*) as a 64-bit integer column, so static binding to long long is exact.
+    virtual std::string count_star() const = 0;
+    /// A query with parameter `:name` returning the number of tables of that name (0 or 1).
+    virtual std::string table_exists() const = 0;
+    virtual ErrorClass classify(const soci::soci_error& e) const = 0;
+    /// Error text without bound values or row data, fit for the log.
+    virtual std::string describe(const soci::soci_error& e) const = 0;
+};
+
+std::unique_ptr<Dialect> make_dialect(Backend b);
+
+}  // namespace notesd

@@ -1,0 +1,89 @@
+// The one SOCI implementation of Store for every backend; backend differences come from Dialect.
+#pragma once
+#include <soci/soci.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "store/dialect.hpp"
+#include "store/migrations.hpp"
+#include "store/store.hpp"
+
+namespace notesd {
+
+
+namespace detail {
+struct ReadStmts;
+struct WriteStmts;
+struct NoteWrite;
+}  // namespace detail
+
+class SociStore final : public Store {
+public:
+    /// Connects and runs the dialect's session setup; throws StoreUnavailable or runtime_error.
+    explicit SociStore(DbTarget target);
+    ~SociStore() override;
+    SociStore(const SociStore&) = delete;
+    SociStore& operator=(const SociStore&) = delete;
+
+    std::optional<Principal> find_token(const std::string& token_hash) override;
+    long long count_notes(long long user_id, const NoteFilter& f) override;
+    std::vector<NoteItem> list_notes(long long user_id, const NoteFilter& f, OrderBy order,
+                                     const std::optional<PageKey>& after, int limit,
+                                     bool with_content) override;
+    long long count_collections(long long user_id, const CollectionFilter& f) override;
+    std::vector<CollectionItem> list_collections(long long user_id, const CollectionFilter& f,
+                                                 OrderBy order,
+                                                 const std::optional<PageKey>& after,
+                                                 int limit) override;
+
+    void migrate() override;
+    int schema_version() override;
+    long long add_user(const std::string& name, long long now_us) override;
+    std::optional<UserInfo> find_user(const std::string& name_or_id) override;
+    std::vector<UserInfo> list_users() override;
+    long long add_token(long long user_id, const std::string& token_hash,
+                        const std::string& prefix, const std::string& label,
+                        long long now_us) override;
+    std::vector<TokenInfo> list_tokens(long long user_id) override;
+    bool revoke_token(long long token_id, long long now_us) override;
+    std::vector<WriteOutcome> write_batch(long long user_id,
+                                          const std::vector<CollectionInput>& collections,
+                                          const std::vector<NoteInput>& notes) override;
+    bool delete_note(long long user_id, const std::string& note_id) override;
+
+    /// The busy timeout (SQLite) or lock wait (servers) this session was set up with.
+    int busy_timeout_ms() const { return target_.busy_timeout_ms; }
+    const Dialect& dialect() const { return *dialect_; }
+
+private:
+    // Runs f on a ready session; converts SOCI errors to StoreUnavailable or a safe message.
+    template <class F>
+    auto guarded(const char* op, F&& f) -> decltype(f());
+    void connect();
+    void drop_statements();
+    detail::ReadStmts& reads();
+    detail::WriteStmts& writes();
+    /// The id (and note_count) of the user's collection with this uuid; 0 when unknown.
+    long long find_collection(long long user_id, const std::string& uuid, long long* note_count);
+    bool table_exists(const std::string& name);
+    void apply_migration(const EmbeddedMigration& m);
+    void lock_user(long long user_id);
+    long long run_insert(soci::statement& st, const char* table, long long& id);
+    void upsert_collection(const CollectionInput& c, std::map<std::string, long long>& ids,
+                           long long& added);
+    WriteOutcome upsert_note(const detail::NoteWrite& n, std::map<std::string, long long>& ids,
+                             long long& added);
+    void relink_note(const detail::NoteWrite& n, long long note_id, bool existed,
+                     const std::map<std::string, long long>& ids);
+
+    DbTarget target_;
+    std::unique_ptr<Dialect> dialect_;
+    soci::session sql_;
+    bool lost_ = false;
+    std::unique_ptr<detail::ReadStmts> reads_;
+    std::unique_ptr<detail::WriteStmts> writes_;
+};
+
+}  // namespace notesd

@@ -50,5 +50,8 @@ public:
 /// Opens a store from a SOCI connection string ("sqlite3://db=/path", "mysql://...",
 /// "postgresql://..."). Throws std::runtime_error with a readable message on failure.
 std::unique_ptr<Store> open_store(const std::string& connection_string);
+/// open_store with an explicit busy timeout (SQLite) or lock wait (servers) in milliseconds;
+/// it overrides a `timeout=` in the connection string.
+std::unique_ptr<Store> open_store(const std::string& connection_string, int busy_timeout_ms);
 
 }  // namespace notesd

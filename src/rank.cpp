@@ -1,0 +1,457 @@
+#include "rank.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <unordered_set>
+
+#include "util.hpp"
+
+namespace notesd {
+namespace detail {
+namespace {
+
+// Function words: they keep matching and stay indexed, they just weigh little in the score.
+bool is_stopword(std::string_view surface) {
+    static const std::unordered_set<std::string_view> kStop = {
+        "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "do", "does",
+        "for", "from", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "not",
+        "of", "on", "or", "such", "that", "the", "their", "there", "these", "this", "to", "was",
+        "what", "when", "where", "which", "who", "why", "will", "with", "were", "would", "any"};
+    return kStop.count(surface) != 0;
+}
+
+struct Segment {
+    std::string text;
+    bool quoted = false;
+};
+
+// Length of a quote character at s[i] (" “ ” „ ＂), or 0.
+std::size_t quote_at(std::string_view s, std::size_t i) {
+    if (s[i] == '"') return 1;
+    if (i + 2 < s.size()) {
+        const auto b0 = static_cast<unsigned char>(s[i]), b1 = static_cast<unsigned char>(s[i + 1]),
+                   b2 = static_cast<unsigned char>(s[i + 2]);
+        if (b0 == 0xE2 && b1 == 0x80 && (b2 == 0x9C || b2 == 0x9D || b2 == 0x9E)) return 3;
+        if (b0 == 0xEF && b1 == 0xBC && b2 == 0x82) return 3;
+    }
+    return 0;
+}
+
+// Alternating unquoted/quoted segments; an unclosed quote runs to the end of the text.
+std::vector<Segment> split_quotes(std::string_view q) {
+    std::vector<Segment> out(1);
+    for (std::size_t i = 0; i < q.size();) {
+        if (std::size_t n = quote_at(q, i)) {
+            const bool quoted = !out.back().quoted;
+            out.push_back(Segment{std::string(), quoted});
+            i += n;
+        } else {
+            out.back().text.push_back(q[i++]);
+        }
+    }
+    return out;
+}
+
+class QueryBuilder {
+public:
+    explicit QueryBuilder(const AnalyzeOptions& opts) : opts_(opts) {}
+
+    void add_segment(const Segment& seg) {
+        const auto tokens = analyze(seg.text, opts_);
+        if (tokens.empty()) return;
+        if (seg.quoted) {
+            add_sequence(tokens, 0, tokens.size());
+            last_ = -1;  // a trailing phrase is never a prefix
+            return;
+        }
+        int prev_word = -1;  // last non-stop word token, for proximity pairs
+        for (std::size_t i = 0; i < tokens.size();) {
+            const Token& t = tokens[i];
+            if (t.kind == TokenKind::Word) {
+                last_ = add_term(t.term, is_stopword(t.surface));
+                last_surface_ = t.surface;
+                last_cjk_ = false;
+                if (!is_stopword(t.surface)) {
+                    if (prev_word >= 0) add_proximity(tokens[prev_word].term, t.term);
+                    prev_word = static_cast<int>(i);
+                }
+                ++i;
+                continue;
+            }
+            std::size_t j = i + 1;
+            while (j < tokens.size() && tokens[j].joined) ++j;
+            last_ = add_sequence(tokens, i, j);
+            // a lone CJK character may stand for the bigrams it starts; longer runs already match
+            // any substring, so they need no prefix
+            last_surface_ = t.kind == TokenKind::CjkSingle ? t.surface : std::string();
+            last_cjk_ = true;
+            prev_word = -1;
+            i = j;
+        }
+    }
+
+    ParsedQuery finish() {
+        if (last_ >= 0 && !last_surface_.empty() && q_.clauses[last_].kind == ClauseKind::Term) {
+            Clause& c = q_.clauses[last_];
+            if (last_cjk_ || utf8_length(last_surface_) >= kMinPrefixChars) {
+                c.kind = ClauseKind::Prefix;
+                c.prefix = last_surface_;
+            }
+        }
+        return std::move(q_);
+    }
+
+private:
+    std::size_t main_clauses() const { return q_.clauses.size() - proximity_; }
+
+    int find(ClauseKind kind, const std::vector<std::string>& terms) const {
+        for (std::size_t i = 0; i < q_.clauses.size(); ++i)
+            if (q_.clauses[i].kind == kind && q_.clauses[i].terms == terms) return static_cast<int>(i);
+        return -1;
+    }
+
+    int add_clause(ClauseKind kind, std::vector<std::string> terms, bool stop) {
+        if (int i = find(kind, terms); i >= 0) {
+            ++q_.clauses[i].qtf;
+            return i;
+        }
+        if (kind == ClauseKind::Proximity ? proximity_ >= kMaxProximityClauses
+                                          : main_clauses() >= kMaxQueryClauses)
+            return -1;
+        if (kind == ClauseKind::Proximity) ++proximity_;
+        Clause c;
+        c.kind = kind;
+        c.terms = std::move(terms);
+        c.stop = stop;
+        q_.clauses.push_back(std::move(c));
+        return static_cast<int>(q_.clauses.size() - 1);
+    }
+
+    int add_term(const std::string& term, bool stop) { return add_clause(ClauseKind::Term, {term}, stop); }
+
+    void add_proximity(const std::string& a, const std::string& b) {
+        if (a != b) add_clause(ClauseKind::Proximity, {a, b}, false);
+    }
+
+    // Tokens [i, j) as one unit: a single term, or a phrase of adjacent terms.
+    int add_sequence(const std::vector<Token>& tokens, std::size_t i, std::size_t j) {
+        if (j - i == 1) return add_term(tokens[i].term, is_stopword(tokens[i].surface));
+        std::vector<std::string> terms;
+        for (std::size_t k = i; k < j; ++k) terms.push_back(tokens[k].term);
+        return add_clause(ClauseKind::Phrase, std::move(terms), false);
+    }
+
+    AnalyzeOptions opts_;
+    ParsedQuery q_;
+    std::size_t proximity_ = 0;
+    int last_ = -1;  // clause of the query's last token while it may become a prefix
+    std::string last_surface_;
+    bool last_cjk_ = false;
+};
+
+}  // namespace
+}  // namespace detail
+
+bool ParsedQuery::empty() const {
+    for (const auto& c : clauses)
+        if (c.kind != ClauseKind::Proximity) return false;
+    return true;
+}
+
+std::vector<std::string> ParsedQuery::lookup_terms() const {
+    std::vector<std::string> out;
+    for (const auto& c : clauses) out.insert(out.end(), c.terms.begin(), c.terms.end());
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+std::string ParsedQuery::prefix() const {
+    for (const auto& c : clauses)
+        if (c.kind == ClauseKind::Prefix) return c.prefix;
+    return {};
+}
+
+std::string ParsedQuery::canonical() const {
+    static const char kKind[] = {'t', 'p', 'q', 'n'};
+    std::string out;
+    for (const auto& c : clauses) {
+        out.push_back(kKind[static_cast<int>(c.kind)]);
+        out += std::to_string(c.qtf);
+        for (const auto& t : c.terms) out += " " + t;
+        if (!c.prefix.empty()) out += " *" + c.prefix;
+        out.push_back('\n');
+    }
+    return out;
+}
+
+ParsedQuery parse_query(std::string_view text, const AnalyzeOptions& opts) {
+    detail::QueryBuilder b(opts);
+    for (const auto& seg : detail::split_quotes(text)) b.add_segment(seg);
+    return b.finish();
+}
+
+bool ranks_before(const RankedNote& a, const RankedNote& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.updated_us != b.updated_us) return a.updated_us > b.updated_us;
+    return a.id > b.id;
+}
+
+struct Ranker::FieldStats {
+    double length = 0;
+    std::vector<int> tf;   // per interned term
+    std::vector<int> ids;  // per position: interned term or -1 (only when sequences are scored)
+};
+
+namespace detail {
+namespace {
+
+// Occurrences of seq in ids: exactly adjacent when window == 1, else seq[0] followed by
+// seq[1] within window positions (proximity pairs only have two terms).
+int count_sequence(const std::vector<int>& ids, const std::vector<int>& seq, int window) {
+    int n = 0;
+    const std::size_t len = seq.size();
+    for (std::size_t p = 0; p + len <= ids.size(); ++p) {
+        if (ids[p] != seq[0]) continue;
+        if (window <= 1) {
+            std::size_t k = 1;
+            while (k < len && ids[p + k] == seq[k]) ++k;
+            n += k == len;
+        } else {
+            const std::size_t end = std::min(ids.size(), p + 1 + static_cast<std::size_t>(window));
+            for (std::size_t q = p + 1; q < end; ++q)
+                if (ids[q] == seq[1]) {
+                    ++n;
+                    break;
+                }
+        }
+    }
+    return n;
+}
+
+}  // namespace
+}  // namespace detail
+
+Ranker::Ranker(ParsedQuery query, QueryStats stats, RankParams params)
+    : query_(std::move(query)), stats_(std::move(stats)), params_(params) {
+    const long long n = std::max(1LL, stats_.corpus.notes);
+    avg_title_ = std::max(1.0, static_cast<double>(stats_.corpus.title_tokens) / static_cast<double>(n));
+    avg_body_ = std::max(1.0, static_cast<double>(stats_.corpus.body_tokens) / static_cast<double>(n));
+    compile();
+}
+
+int Ranker::intern(const std::string& term) {
+    for (std::size_t i = 0; i < terms_.size(); ++i)
+        if (terms_[i] == term) return static_cast<int>(i);
+    terms_.push_back(term);
+    if (buckets_.empty()) buckets_.resize(kBuckets);
+    buckets_[bucket_of(term.size(), term[0])].push_back(static_cast<int>(terms_.size() - 1));
+    used_.set(bucket_of(term.size(), term[0]));
+    return static_cast<int>(terms_.size() - 1);
+}
+
+long long Ranker::df_of(const std::string& term) const {
+    auto it = stats_.df.find(term);
+    return it == stats_.df.end() ? 0 : it->second;
+}
+
+// Okapi idf with the +1 inside the log, so it stays positive for terms in most notes.
+double Ranker::idf(long long df) const {
+    const long long n = std::max(1LL, stats_.corpus.notes);
+    const double d = static_cast<double>(std::clamp(df, 0LL, n));
+    return std::log(1.0 + (static_cast<double>(n) - d + 0.5) / (d + 0.5));
+}
+
+// Query-side weight: stopwords count little, repetition counts with saturation (k3 = 1).
+double Ranker::clause_base_weight(const Clause& c) const {
+    const double qtf = 2.0 * c.qtf / (1.0 + c.qtf);
+    return (c.stop ? params_.stop_weight : 1.0) * qtf;
+}
+
+void Ranker::compile() {
+    for (const Clause& c : query_.clauses) {
+        Compiled k;
+        k.kind = c.kind;
+        const double base = clause_base_weight(c);
+        if (c.kind == ClauseKind::Term || c.kind == ClauseKind::Prefix) {
+            k.alts.push_back(Alt{intern(c.terms[0]), base * idf(df_of(c.terms[0]))});
+        }
+        if (c.kind == ClauseKind::Prefix) {
+            std::size_t taken = 0;
+            for (const auto& e : stats_.expansions) {
+                if (taken == kMaxPrefixExpansions) break;
+                if (e == c.terms[0] || e.compare(0, c.prefix.size(), c.prefix) != 0) continue;
+                k.alts.push_back(Alt{intern(e), base * params_.prefix_weight * idf(df_of(e))});
+                ++taken;
+            }
+        }
+        if (c.kind == ClauseKind::Phrase || c.kind == ClauseKind::Proximity) {
+            double sum = 0;
+            for (const auto& t : c.terms) {
+                k.seq.push_back(intern(t));
+                sum += idf(df_of(t));
+            }
+            const double w = c.kind == ClauseKind::Phrase ? params_.phrase_weight : params_.proximity_weight;
+            k.weight = base * w * sum;
+        }
+        compiled_.push_back(std::move(k));
+    }
+}
+
+Ranker::FieldStats Ranker::scan(std::string_view stored) const {
+    FieldStats f;
+    f.tf.assign(terms_.size(), 0);
+    bool need_ids = false;
+    for (const auto& k : compiled_) need_ids |= !k.seq.empty();
+    std::size_t i = 0, count = 0;
+    while (i < stored.size()) {
+        if (stored[i] == ' ') {
+            ++i;
+            continue;
+        }
+        std::size_t j = stored.find(' ', i);
+        if (j == std::string_view::npos) j = stored.size();
+        const std::size_t len = j - i;
+        int id = -1;
+        if (const std::size_t bk = bucket_of(len, stored[i]); used_.test(bk))
+            for (int t : buckets_[bk])
+                if (terms_[t].size() == len && stored.compare(i, len, terms_[t]) == 0) {
+                    id = t;
+                    break;
+                }
+        if (id >= 0) ++f.tf[id];
+        if (need_ids) f.ids.push_back(id);
+        ++count;
+        i = j;
+    }
+    f.length = static_cast<double>(count);
+    return f;
+}
+
+// Sequences are only searched for in fields that hold each of their terms.
+bool Ranker::has_all(const FieldStats& f, const std::vector<int>& seq) {
+    for (int t : seq)
+        if (f.tf[t] == 0) return false;
+    return true;
+}
+
+// BM25F: field-weighted, length-normalised term frequency, saturated once across fields.
+double Ranker::saturate(double tf_title, double tf_body, const FieldStats& t, const FieldStats& b) const {
+    const RankParams& p = params_;
+    const double nt = 1.0 - p.title_b + p.title_b * t.length / avg_title_;
+    const double nb = 1.0 - p.body_b + p.body_b * b.length / avg_body_;
+    const double tf = p.title_weight * tf_title / nt + p.body_weight * tf_body / nb;
+    return tf * (p.k1 + 1.0) / (p.k1 + tf);
+}
+
+std::optional<double> Ranker::score(std::string_view title_terms, std::string_view body_terms) const {
+    const FieldStats t = scan(title_terms), b = scan(body_terms);
+    bool matched = false;
+    double total = 0;
+    for (const Compiled& k : compiled_) {
+        if (k.kind == ClauseKind::Term || k.kind == ClauseKind::Prefix) {
+            double best = 0;
+            for (const Alt& a : k.alts) {
+                const int tt = t.tf[a.term], tb = b.tf[a.term];
+                if (tt + tb == 0) continue;
+                matched = true;
+                best = std::max(best, a.weight * saturate(tt, tb, t, b));
+            }
+            total += best;
+            continue;
+        }
+        const int window = k.kind == ClauseKind::Phrase ? 1 : params_.proximity_window;
+        const int ct = has_all(t, k.seq) ? detail::count_sequence(t.ids, k.seq, window) : 0;
+        const int cb = has_all(b, k.seq) ? detail::count_sequence(b.ids, k.seq, window) : 0;
+        if (ct + cb == 0) continue;
+        matched |= k.kind == ClauseKind::Phrase;
+        total += k.weight * saturate(ct, cb, t, b);
+    }
+    if (!matched) return std::nullopt;
+    return total;
+}
+
+std::vector<RetrievalUnit> Ranker::retrieval_plan(long long posting_budget) const {
+    std::vector<RetrievalUnit> all;
+    for (std::size_t c = 0; c < compiled_.size(); ++c) {
+        const Compiled& k = compiled_[c];
+        if (k.kind == ClauseKind::Term || k.kind == ClauseKind::Prefix) {
+            for (const Alt& a : k.alts)
+                if (long long df = df_of(terms_[a.term]); df > 0)
+                    all.push_back(RetrievalUnit{terms_[a.term], c, df, a.weight});
+        } else if (k.kind == ClauseKind::Phrase) {
+            // every note with the phrase has its rarest word: that word alone finds them all
+            int rarest = -1;
+            long long min_df = 0;
+            for (int t : k.seq) {
+                const long long df = df_of(terms_[t]);
+                if (rarest < 0 || df < min_df || (df == min_df && terms_[t] < terms_[rarest])) {
+                    rarest = t;
+                    min_df = df;
+                }
+            }
+            if (min_df > 0) all.push_back(RetrievalUnit{terms_[rarest], c, min_df, k.weight});
+        }
+    }
+    std::sort(all.begin(), all.end(), [](const RetrievalUnit& a, const RetrievalUnit& b) {
+        if (a.df != b.df) return a.df < b.df;
+        if (a.term != b.term) return a.term < b.term;
+        return a.clause < b.clause;
+    });
+    std::vector<RetrievalUnit> out;
+    std::unordered_set<std::string> fetched;
+    long long spent = 0;
+    for (auto& u : all) {
+        const bool is_new = !fetched.count(u.term);
+        if (is_new && !out.empty() && spent + u.df > posting_budget) break;
+        if (is_new) {
+            spent += u.df;
+            fetched.insert(u.term);
+        }
+        out.push_back(std::move(u));
+    }
+    return out;
+}
+
+std::vector<std::string> Ranker::bound_candidates(const std::vector<RetrievalUnit>& units,
+                                                  const std::vector<std::vector<Posting>>& postings,
+                                                  std::size_t max_candidates) const {
+    struct Entry {
+        long long updated_us = 0;
+        double pre = 0;
+        std::size_t clause = SIZE_MAX;  // clause of `pending`
+        double pending = 0;             // best unit weight of that clause so far
+    };
+    std::vector<std::size_t> order(std::min(units.size(), postings.size()));
+    for (std::size_t u = 0; u < order.size(); ++u) order[u] = u;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return units[a].clause < units[b].clause; });
+    // a clause counts once per note (its best unit), and clauses add up in clause order so the
+    // floating sum is the same whatever order the postings arrived in
+    std::unordered_map<std::string_view, Entry> notes;
+    for (std::size_t u : order) {
+        const RetrievalUnit& unit = units[u];
+        for (const Posting& p : postings[u]) {
+            Entry& e = notes[p.id];
+            e.updated_us = p.updated_us;
+            if (e.clause != unit.clause) {
+                e.pre += e.pending;
+                e.clause = unit.clause;
+                e.pending = unit.weight;
+            } else {
+                e.pending = std::max(e.pending, unit.weight);
+            }
+        }
+    }
+    std::vector<RankedNote> all;
+    all.reserve(notes.size());
+    for (const auto& [id, e] : notes) all.push_back(RankedNote{std::string(id), e.updated_us, e.pre + e.pending});
+    const std::size_t keep = std::min(max_candidates, all.size());
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), ranks_before);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < keep; ++i) out.push_back(std::move(all[i].id));
+    return out;
+}
+
+}  // namespace notesd

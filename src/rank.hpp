@@ -1,0 +1,165 @@
+// Query parsing and relevance ranking shared by every storage backend. The database only finds
+// candidate notes (by exact stored terms); everything that decides order happens here, from
+// integer statistics, so the same data and query give bit-identical scores on every backend.
+#pragma once
+#include <bitset>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "text.hpp"
+
+namespace notesd {
+
+constexpr std::size_t kMaxQueryClauses = 32;     ///< term/phrase clauses kept, in query order
+constexpr std::size_t kMaxProximityClauses = 16;
+constexpr std::size_t kMaxPrefixExpansions = 16; ///< dictionary terms a prefix may stand for
+constexpr std::size_t kMinPrefixChars = 2;       ///< shorter last words match exactly only
+
+enum class ClauseKind {
+    Term,       ///< one exact term
+    Prefix,     ///< the last query word: its stem exactly, or any listed expansion of `prefix`
+    Phrase,     ///< quoted words (or a CJK run): all terms adjacent and in order
+    Proximity,  ///< two adjacent unquoted query words found close together: a bonus, never a match
+};
+
+struct Clause {
+    ClauseKind kind = ClauseKind::Term;
+    std::vector<std::string> terms;  ///< Term/Prefix: one; Phrase/Proximity: two or more, in order
+    std::string prefix;              ///< Prefix only: folded, unstemmed text the expansions start with
+    int qtf = 1;                     ///< times the term was repeated in the query
+    bool stop = false;               ///< a stopword: low ranking weight (still matched and indexed)
+};
+
+struct ParsedQuery {
+    std::vector<Clause> clauses;
+    /// True when the query has no searchable term (e.g. only punctuation or emoji): no results.
+    bool empty() const;
+    /// Distinct exact terms whose per-user document frequency the caller looks up, sorted.
+    std::vector<std::string> lookup_terms() const;
+    /// The prefix clause's text, or empty when the query has none (caller lists its expansions).
+    std::string prefix() const;
+    /// Stable text form of the parsed query: equal for queries that search the same way.
+    std::string canonical() const;
+};
+
+/// Parses any text into clauses; never throws. Quotes (" “ ” „) delimit phrases, an unclosed
+/// quote runs to the end, the last unquoted word is a prefix; everything else is plain text.
+ParsedQuery parse_query(std::string_view text, const AnalyzeOptions& opts = {});
+
+/// Per-user integer statistics (another user's notes never enter them).
+struct CorpusStats {
+    long long notes = 0;         ///< the user's note count
+    long long title_tokens = 0;  ///< sum of FieldIndex::length over the user's titles
+    long long body_tokens = 0;   ///< sum over the user's bodies
+};
+
+struct QueryStats {
+    CorpusStats corpus;
+    /// Notes of the user containing each term (title or body); a missing term counts as 0.
+    std::unordered_map<std::string, long long> df;
+    /// Stored terms starting with ParsedQuery::prefix(), at most kMaxPrefixExpansions, chosen by
+    /// df descending then term ascending; their df must be in `df` too.
+    std::vector<std::string> expansions;
+};
+
+struct RankParams {
+    double k1 = 1.2;
+    double title_weight = 3.0;  ///< BM25F field weights: a title match outweighs a body match
+    double body_weight = 1.0;
+    double title_b = 0.5;
+    double body_b = 0.75;
+    double stop_weight = 0.2;
+    double prefix_weight = 0.5;      ///< an expansion other than the exact stem
+    double phrase_weight = 1.0;
+    double proximity_weight = 0.15;
+    int proximity_window = 3;        ///< ordered, at most this many positions apart
+};
+
+/// A term whose postings (notes containing it) the caller fetches to find candidates.
+struct RetrievalUnit {
+    std::string term;
+    std::size_t clause = 0;  ///< index into ParsedQuery::clauses
+    long long df = 0;
+    double weight = 0;       ///< the unit's share of the cheap pre-score
+};
+
+/// One posting row as the caller fetched it; each unit's list is capped at the posting budget,
+/// most recently updated first (updated_us desc, id desc).
+struct Posting {
+    std::string id;
+    long long updated_us = 0;
+};
+
+struct RankedNote {
+    std::string id;
+    long long updated_us = 0;
+    double score = 0;
+};
+
+/// Final order: score desc, then updated_us desc, then id desc.
+bool ranks_before(const RankedNote& a, const RankedNote& b);
+
+class Ranker {
+public:
+    Ranker(ParsedQuery query, QueryStats stats, RankParams params = {});
+
+    /// Which terms find candidates: rarest first while their summed df stays within
+    /// posting_budget (the rarest one always); frequent terms then only score, never recruit.
+    std::vector<RetrievalUnit> retrieval_plan(long long posting_budget) const;
+
+    /// Union of the units' postings, pre-scored by matched clause weights, cut to the best
+    /// max_candidates (pre-score desc, updated_us desc, id desc); returns their ids.
+    std::vector<std::string> bound_candidates(const std::vector<RetrievalUnit>& units,
+                                              const std::vector<std::vector<Posting>>& postings,
+                                              std::size_t max_candidates) const;
+
+    /// BM25F score of one candidate from its stored term strings (FieldIndex::terms); nullopt when
+    /// no clause matches (e.g. a quoted phrase whose words are only found apart).
+    std::optional<double> score(std::string_view title_terms, std::string_view body_terms) const;
+
+    const ParsedQuery& query() const { return query_; }
+
+private:
+    struct Alt {
+        int term = -1;      ///< index into terms_
+        double weight = 0;  ///< clause weight x idf (x prefix discount)
+    };
+    struct Compiled {
+        ClauseKind kind = ClauseKind::Term;
+        std::vector<Alt> alts;  ///< Term: 1; Prefix: exact + expansions (best one counts)
+        std::vector<int> seq;   ///< Phrase/Proximity: term indexes in order
+        double weight = 0;      ///< Phrase/Proximity: weight x summed idf
+    };
+    struct FieldStats;
+
+    int intern(const std::string& term);
+    double idf(long long df) const;
+    double clause_base_weight(const Clause& c) const;
+    void compile();
+    FieldStats scan(std::string_view stored) const;
+    static bool has_all(const FieldStats& f, const std::vector<int>& seq);
+    double saturate(double tf_title, double tf_body, const FieldStats& t, const FieldStats& b) const;
+    long long df_of(const std::string& term) const;
+
+    ParsedQuery query_;
+    QueryStats stats_;
+    RankParams params_;
+    std::vector<std::string> terms_;
+    // Term lookup while scanning stored text: buckets by (byte length, first byte), so most
+    // tokens of a note are rejected without a string comparison.
+    static constexpr std::size_t kBuckets = 32 * 256;
+    static std::size_t bucket_of(std::size_t len, char first) {
+        return ((len & 31) << 8) | static_cast<unsigned char>(first);
+    }
+    std::vector<std::vector<int>> buckets_;
+    std::bitset<kBuckets> used_;  ///< non-empty buckets: 1 KiB that stays in cache
+    std::vector<Compiled> compiled_;
+    double avg_title_ = 1;
+    double avg_body_ = 1;
+};
+
+}  // namespace notesd

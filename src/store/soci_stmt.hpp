@@ -1,0 +1,189 @@
+// Internals of SociStore: the prepared-statement cache with the variables each statement binds
+// (SOCI binds addresses, so these structs live behind a unique_ptr and never move), a small
+// statement builder, and the error guard shared by soci_store.cpp and soci_write.cpp.
+#pragma once
+#include <soci/soci.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "errors.hpp"
+#include "store/soci_store.hpp"
+
+namespace notesd {
+namespace detail {
+
+/// True when `sql` contains the placeholder `:name` (and not merely a longer name).
+bool has_param(const std::string& sql, const std::string& name);
+
+/// Builds a prepared statement; `in` binds a name only when the SQL uses it, so a dialect may
+/// drop or add placeholders (e.g. `:k2` of an expanded keyset predicate).
+class Prep {
+public:
+    Prep(soci::session& s, std::string sql) : st_(s), sql_(std::move(sql)) {}
+    template <class T>
+    Prep& in(T& v, const char* name) {
+        if (has_param(sql_, name)) {
+            st_.exchange(soci::use(v, name));
+            bound_.push_back(name);
+        }
+        return *this;
+    }
+    template <class T>
+    Prep& in(T& v, soci::indicator& ind, const char* name) {
+        if (has_param(sql_, name)) {
+            st_.exchange(soci::use(v, ind, name));
+            bound_.push_back(name);
+        }
+        return *this;
+    }
+    template <class T>
+    Prep& out(T& v) {
+        st_.exchange(soci::into(v));
+        return *this;
+    }
+    template <class T>
+    Prep& out(T& v, soci::indicator& ind) {
+        st_.exchange(soci::into(v, ind));
+        return *this;
+    }
+    /// Appends the dialect's RETURNING clause and binds `id` to it when the dialect has one.
+    Prep& returning_id(const Dialect& d, long long& id);
+    /// Prepares; throws std::logic_error when a placeholder of the SQL was left unbound.
+    soci::statement done();
+
+private:
+    soci::statement st_;
+    std::string sql_;
+    std::vector<std::string> bound_;
+};
+
+/// Executes a query and reads its first row; false when there is none. Runs the statement to
+/// completion, because a SQLite statement left mid-result keeps its read snapshot open.
+bool fetch_one(soci::statement& st);
+/// Executes a statement that returns no rows.
+inline void exec(soci::statement& st) { st.execute(true); }
+
+/// A write transaction begun with the dialect's SQL; rolls back unless commit() ran.
+class WriteTxn {
+public:
+    WriteTxn(soci::session& s, const std::string& begin) : s_(s) { s_ << begin; }
+    ~WriteTxn() {
+        if (done_) return;
+        try {
+            s_ << "ROLLBACK";
+        } catch (...) {
+            // the connection is gone or the transaction already ended; nothing to undo
+        }
+    }
+    WriteTxn(const WriteTxn&) = delete;
+    WriteTxn& operator=(const WriteTxn&) = delete;
+    void commit() {
+        s_ << "COMMIT";
+        done_ = true;
+    }
+
+private:
+    soci::session& s_;
+    bool done_ = false;
+};
+
+struct NoteParams {
+    long long u = 0, coll = 0, k = 0, k2 = 0, cmin = 0, cmax = 0, umin = 0, umax = 0;
+    long long mask = 0, mask2 = 0, lim = 0;
+    std::string kid;
+};
+
+struct NoteRow {
+    std::string uuid, title, snippet, content, colls, audios;
+    long long created = 0, updated = 0;
+};
+
+struct CollParams {
+    long long u = 0, k = 0, k2 = 0, cmin = 0, cmax = 0, umin = 0, umax = 0, lim = 0;
+    std::string kid;
+};
+
+struct CollRow {
+    std::string uuid, title, description;
+    soci::indicator desc_ind = soci::i_ok;
+    long long created = 0, updated = 0, count = 0;
+};
+
+/// Statements of the request path. The list and count variants are prepared on first use.
+struct ReadStmts {
+    ReadStmts(soci::session& s, const Dialect& d);
+    soci::statement& note_list(OrderBy o, bool in_collection, bool with_content);
+    soci::statement& note_count(bool in_collection);
+    soci::statement& coll_list(OrderBy o);
+    soci::statement& coll_count();
+
+    soci::session& s;
+    const Dialect& d;
+    NoteParams np;
+    NoteRow nr;
+    CollParams cp;
+    CollRow cr;
+    long long count = 0;
+    std::string token_hash;
+    long long tok_user = 0, tok_id = 0;
+    long long u = 0, cid = 0, ccount = 0;
+    std::string cuuid;
+    long long user_notes = 0, user_colls = 0;
+    soci::statement find_token, find_coll, user_counts;
+    std::map<int, soci::statement> variants;
+};
+
+/// Statements of write_batch and delete_note, sharing one set of bound variables.
+struct WriteStmts {
+    WriteStmts(soci::session& s, const Dialect& d);
+
+    long long u = 0, id = 0, cid = 0, created = 0, updated = 0, flags = 0;
+    long long delta = 0, dn = 0, dc = 0, new_id = 0;
+    std::string uuid, cuuid, auuid, title, snippet, content, colls, audios, hash, kind, target;
+    std::string description;
+    soci::indicator desc_ind = soci::i_ok;
+    long long o_id = 0, o_created = 0, o_updated = 0, link = 0;
+    std::string o_title, o_desc, o_hash;
+    soci::indicator o_desc_ind = soci::i_ok;
+
+    soci::statement lock_user, coll_find, coll_insert, coll_update, note_find, note_links;
+    soci::statement note_insert, note_update, links_delete, link_insert, att_delete, att_insert;
+    soci::statement coll_bump, user_bump, note_delete;
+};
+
+/// A NoteInput checked and canonicalised before its transaction starts.
+struct NoteWrite {
+    const NoteInput* in = nullptr;
+    std::string id;                            // canonical uuid
+    std::vector<std::string> collections;      // canonical, de-duplicated, in input order
+    std::vector<std::string> attachment_ids;   // canonical, parallel to in->attachments
+    std::string collections_text, audio_text;  // the denormalised columns
+    std::string hash;                          // over every stored field
+};
+
+}  // namespace detail
+
+template <class F>
+auto SociStore::guarded(const char* op, F&& f) -> decltype(f()) {
+    try {
+        if (lost_) {
+            sql_.reconnect();
+            for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
+            lost_ = false;
+        }
+        return f();
+    } catch (const soci::soci_error& e) {
+        // Never what(): SOCI appends the statement and its bound values to it.
+        drop_statements();
+        const ErrorClass c = dialect_->classify(e);
+        const std::string detail = std::string(op) + " (" + dialect_->describe(e) + ")";
+        if (c == ErrorClass::ConnectionLost) lost_ = true;
+        if (c == ErrorClass::ConnectionLost || c == ErrorClass::Unavailable)
+            throw StoreUnavailable("database busy or unavailable during " + detail);
+        throw std::runtime_error("database error during " + detail);
+    }
+}
+
+}  // namespace notesd

@@ -1,0 +1,289 @@
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rank.hpp"
+
+using namespace notesd;
+
+namespace {
+
+// A one-user corpus kept the way the store keeps it: stored term strings and integer statistics.
+struct Corpus {
+    struct Note {
+        std::string id;
+        long long updated_us;
+        FieldIndex title, body;
+    };
+    std::vector<Note> notes;
+
+    void add(const std::string& id, std::string_view title, std::string_view body, long long updated = 0) {
+        notes.push_back(Note{id, updated, index_field(title), index_field(body)});
+    }
+
+    long long df(const std::string& term) const {
+        long long n = 0;
+        for (const auto& note : notes) {
+            auto a = split_terms(note.title.terms), b = split_terms(note.body.terms);
+            n += std::count(a.begin(), a.end(), term) + std::count(b.begin(), b.end(), term) > 0;
+        }
+        return n;
+    }
+
+    QueryStats stats(const ParsedQuery& q) const {
+        QueryStats s;
+        s.corpus.notes = static_cast<long long>(notes.size());
+        for (const auto& n : notes) {
+            s.corpus.title_tokens += n.title.length;
+            s.corpus.body_tokens += n.body.length;
+        }
+        for (const auto& t : q.lookup_terms()) s.df[t] = df(t);
+        std::set<std::string> dict;
+        for (const auto& n : notes)
+            for (auto f : {&n.title, &n.body})
+                for (auto t : split_terms(f->terms)) dict.insert(std::string(t));
+        const std::string p = q.prefix();
+        for (const auto& t : dict)
+            if (!p.empty() && t.compare(0, p.size(), p) == 0 && s.expansions.size() < kMaxPrefixExpansions) {
+                s.expansions.push_back(t);
+                s.df[t] = df(t);
+            }
+        return s;
+    }
+
+    // Every note is a candidate here; the ranker decides what matches and in which order.
+    std::vector<RankedNote> search(std::string_view query) const {
+        ParsedQuery q = parse_query(query);
+        Ranker r(q, stats(q));
+        std::vector<RankedNote> out;
+        for (const auto& n : notes)
+            if (auto s = r.score(n.title.terms, n.body.terms)) out.push_back(RankedNote{n.id, n.updated_us, *s});
+        std::sort(out.begin(), out.end(), ranks_before);
+        return out;
+    }
+
+    std::vector<std::string> ids(std::string_view query) const {
+        std::vector<std::string> out;
+        for (const auto& r : search(query)) out.push_back(r.id);
+        return out;
+    }
+};
+
+using V = std::vector<std::string>;
+
+Corpus filler(Corpus c) {
+    c.add("f1", "groceries", "milk bread eggs and butter");
+    c.add("f2", "meeting notes", "discussed the roadmap and hiring");
+    c.add("f3", "travel", "book flights and a hotel for the trip");
+    return c;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(rank)
+
+BOOST_AUTO_TEST_CASE(parses_words_phrases_and_last_prefix) {
+    const ParsedQuery q = parse_query("Running \"File Systems\" kuber");
+    BOOST_REQUIRE_EQUAL(q.clauses.size(), 3u);
+    BOOST_CHECK(q.clauses[0].kind == ClauseKind::Term);
+    BOOST_CHECK(q.clauses[0].terms == V{"run"});
+    BOOST_CHECK(q.clauses[1].kind == ClauseKind::Phrase);
+    BOOST_CHECK(q.clauses[1].terms == (V{"file", "system"}));
+    BOOST_CHECK(q.clauses[2].kind == ClauseKind::Prefix);
+    BOOST_CHECK_EQUAL(q.clauses[2].prefix, "kuber");
+    BOOST_CHECK_EQUAL(q.prefix(), "kuber");
+    BOOST_CHECK(q.lookup_terms() == (V{"file", "kuber", "run", "system"}));
+}
+
+BOOST_AUTO_TEST_CASE(unclosed_quote_runs_to_the_end_and_phrase_is_never_prefix) {
+    const ParsedQuery q = parse_query("alpha \u201Cbeta gamma");
+    BOOST_REQUIRE_EQUAL(q.clauses.size(), 2u);
+    BOOST_CHECK(q.clauses[1].kind == ClauseKind::Phrase);
+    BOOST_CHECK(q.prefix().empty());
+    BOOST_CHECK(parse_query("\"one\"").clauses[0].kind == ClauseKind::Term);
+}
+
+BOOST_AUTO_TEST_CASE(hostile_queries_are_plain_text) {
+    const std::string emoji = [] {
+        std::string s;
+        for (int i = 0; i < 1000; ++i) s += "😀";
+        return s;
+    }();
+    for (const std::string q : {"\"", "*", "-", "AND", "NEAR(", ":", ")(", "a OR b NOT c", "\"\"\"", "\xff"})
+        BOOST_CHECK_NO_THROW(parse_query(q));
+    BOOST_CHECK(parse_query(emoji).empty());
+    BOOST_CHECK(parse_query("\"").empty());
+    BOOST_CHECK(parse_query(")(").empty());
+    const ParsedQuery near = parse_query("NEAR(");
+    BOOST_REQUIRE(!near.empty());
+    BOOST_CHECK(near.clauses[0].terms == V{"near"});
+    Corpus c = filler(Corpus());
+    c.add("n1", "and or not", "near the end");
+    BOOST_CHECK(c.ids(emoji).empty());
+    BOOST_CHECK(c.ids("AND").size() >= 1u);  // a stopword-only query still matches
+    BOOST_CHECK(c.ids("NEAR(") == V{"n1"});
+}
+
+BOOST_AUTO_TEST_CASE(cjk_queries) {
+    BOOST_CHECK(parse_query("東京").clauses[0].kind == ClauseKind::Term);
+    BOOST_CHECK(parse_query("東京都").clauses[0].kind == ClauseKind::Phrase);
+    BOOST_CHECK(parse_query("東").clauses[0].kind == ClauseKind::Prefix);
+    Corpus c = filler(Corpus());
+    c.add("jp", "出張", "東京都庁に行きました");
+    c.add("kr", "약속", "서울에서 만나요");
+    c.add("other", "京都", "京都の寺");
+    BOOST_CHECK(c.ids("東京") == V{"jp"});
+    BOOST_CHECK(c.ids("都庁") == V{"jp"});
+    BOOST_CHECK(c.ids("行きました") == V{"jp"});
+    BOOST_CHECK(c.ids("서울") == V{"kr"});
+    BOOST_CHECK(c.ids("東京都") == V{"jp"});  // 京都 alone is not the phrase 東京都
+}
+
+BOOST_AUTO_TEST_CASE(folding_matches) {
+    Corpus c = filler(Corpus());
+    c.add("cafe", "cafe list", "the best cafe in town");
+    c.add("abc", "letters", "abc");
+    BOOST_CHECK(c.ids("Café") == V{"cafe"});
+    BOOST_CHECK(c.ids("ＡＢＣ") == V{"abc"});
+}
+
+BOOST_AUTO_TEST_CASE(prefix_only_for_the_last_word) {
+    Corpus c = filler(Corpus());
+    c.add("k8s", "cluster", "we run kubernetes in production");
+    BOOST_CHECK(c.ids("kuber") == V{"k8s"});
+    BOOST_CHECK(c.ids("kuber xyzzy").empty());  // not last: an exact term only
+    BOOST_CHECK(c.ids("kubernetes") == V{"k8s"});
+}
+
+BOOST_AUTO_TEST_CASE(phrases_need_adjacent_words) {
+    // ids chosen so that a score tie would put the wrong note first (id descending)
+    Corpus c = filler(Corpus());
+    c.add("b_apart", "disk", "the system stores each file on disk");
+    c.add("a_phrase", "disk", "the file system stores data on disk");
+    BOOST_CHECK(c.ids("\"file system\"") == V{"a_phrase"});
+    BOOST_CHECK(c.ids("\"file system stores\"") == V{"a_phrase"});
+    BOOST_CHECK(c.ids("\"file system data\"").empty());
+    // unquoted, both match, and adjacency ranks higher
+    BOOST_CHECK(c.ids("file system") == (V{"a_phrase", "b_apart"}));
+}
+
+BOOST_AUTO_TEST_CASE(title_outweighs_body) {
+    Corpus c = filler(Corpus());
+    c.add("body", "weekly plan", "notes about kafka");
+    c.add("title", "notes about kafka", "weekly plan");
+    BOOST_CHECK(c.ids("kafka") == (V{"title", "body"}));
+}
+
+BOOST_AUTO_TEST_CASE(bm25_properties) {
+    Corpus c = filler(Corpus());
+    c.add("common1", "a", "apple common");
+    c.add("common2", "b", "common");
+    c.add("common3", "c", "common");
+    c.add("rare", "d", "zebra");
+    c.add("both", "e", "zebra apple");
+    std::string longer = "zebra";
+    for (int i = 0; i < 200; ++i) longer += " filler";
+    c.add("long", "f", longer);
+    auto r = c.search("common zebra");
+    BOOST_REQUIRE(r.size() >= 4);
+    // the rarer term weighs more: a note with only zebra beats one with only common
+    auto pos = [&](const std::string& id) {
+        for (std::size_t i = 0; i < r.size(); ++i)
+            if (r[i].id == id) return i;
+        return r.size();
+    };
+    BOOST_CHECK_LT(pos("rare"), pos("common2"));
+    BOOST_CHECK_LT(pos("rare"), pos("long"));  // long notes are normalised
+    auto two = c.search("zebra apple");
+    BOOST_CHECK_EQUAL(two.at(0).id, "both");  // more matched terms rank higher
+}
+
+BOOST_AUTO_TEST_CASE(term_frequency_saturates) {
+    Corpus c = filler(Corpus());
+    c.add("one", "x", "rust");
+    c.add("many", "x", "rust rust rust rust rust rust rust rust rust rust rust rust rust rust rust rust");
+    auto r = c.search("rust");
+    BOOST_REQUIRE_EQUAL(r.size(), 2u);
+    BOOST_CHECK_GT(r[0].score, r[1].score);
+    BOOST_CHECK_LT(r[0].score, 3.0 * r[1].score);
+}
+
+BOOST_AUTO_TEST_CASE(scores_are_deterministic_and_ties_break_by_time_then_id) {
+    Corpus c = filler(Corpus());
+    c.add("b", "same", "text", 5);
+    c.add("a", "same", "text", 5);
+    c.add("c", "same", "text", 9);
+    auto r1 = c.search("same text");
+    auto r2 = c.search("same text");
+    BOOST_REQUIRE_EQUAL(r1.size(), 3u);
+    BOOST_CHECK_EQUAL(r1[0].score, r2[0].score);  // bit-identical
+    BOOST_CHECK(c.ids("same text") == (V{"c", "b", "a"}));
+}
+
+BOOST_AUTO_TEST_CASE(statistics_are_what_the_caller_gives) {
+    // Another user's notes never enter: the same note scores the same whatever else exists
+    // outside the supplied statistics.
+    ParsedQuery q = parse_query("kafka");
+    QueryStats s;
+    s.corpus = CorpusStats{10, 20, 100};
+    s.df["kafka"] = 2;
+    const FieldIndex t = index_field("kafka"), b = index_field("stream");
+    auto x = Ranker(q, s).score(t.terms, b.terms);
+    auto y = Ranker(q, s).score(t.terms, b.terms);
+    BOOST_REQUIRE(x && y);
+    BOOST_CHECK_EQUAL(*x, *y);
+    s.df["kafka"] = 9;
+    BOOST_CHECK_LT(*Ranker(q, s).score(t.terms, b.terms), *x);
+}
+
+BOOST_AUTO_TEST_CASE(retrieval_plan_takes_rarest_terms_within_budget) {
+    ParsedQuery q = parse_query("alpha beta \"gamma delta\" zzz");
+    QueryStats s;
+    s.corpus = CorpusStats{1000, 1000, 10000};
+    s.df = {{"alpha", 500}, {"beta", 20}, {"gamma", 300}, {"delta", 40}, {"zzz", 0}};
+    Ranker r(q, s);
+    auto plan = r.retrieval_plan(100);
+    BOOST_REQUIRE_EQUAL(plan.size(), 2u);
+    BOOST_CHECK_EQUAL(plan[0].term, "beta");
+    BOOST_CHECK_EQUAL(plan[1].term, "delta");  // the phrase's rarest word stands for it
+    plan = r.retrieval_plan(1);
+    BOOST_REQUIRE_EQUAL(plan.size(), 1u);  // the rarest always, even over budget
+    plan = r.retrieval_plan(1000000);
+    BOOST_CHECK_EQUAL(plan.size(), 3u);  // zzz has no postings, gamma is covered by delta
+}
+
+BOOST_AUTO_TEST_CASE(candidate_bound_prefers_prescore_then_recency) {
+    ParsedQuery q = parse_query("rare common");
+    QueryStats s;
+    s.corpus = CorpusStats{100, 100, 1000};
+    s.df = {{"rare", 2}, {"common", 50}};
+    Ranker r(q, s);
+    auto plan = r.retrieval_plan(1000);
+    BOOST_REQUIRE_EQUAL(plan.size(), 2u);
+    std::vector<std::vector<Posting>> post(2);
+    post[0] = {{"n1", 1}, {"n2", 2}};              // rare
+    post[1] = {{"n2", 2}, {"n3", 9}, {"n4", 9}};   // common
+    auto ids = r.bound_candidates(plan, post, 3);
+    BOOST_CHECK(ids == (V{"n2", "n1", "n4"}));
+    BOOST_CHECK(r.bound_candidates(plan, post, 10).size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(canonical_form_ignores_spelling_noise) {
+    BOOST_CHECK_EQUAL(parse_query("Café,  KUBER").canonical(), parse_query("cafe kuber").canonical());
+    BOOST_CHECK_NE(parse_query("\"a b\"").canonical(), parse_query("a b").canonical());
+}
+
+BOOST_AUTO_TEST_CASE(long_queries_are_capped) {
+    std::string q;
+    for (int i = 0; i < 200; ++i) q += "w" + std::to_string(i) + " ";
+    const ParsedQuery p = parse_query(q);
+    std::size_t main = 0;
+    for (const auto& c : p.clauses) main += c.kind != ClauseKind::Proximity;
+    BOOST_CHECK_EQUAL(main, kMaxQueryClauses);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
