@@ -213,7 +213,7 @@ std::vector<std::string> validate(const Config& c) {
     check_range(out, "db_connect_timeout_s", c.db_connect_timeout_s, 1, 300);
     check_secret(c, out);
     check_range(out, "max_body_bytes", c.max_body_bytes, 1, 64 * 1024 * 1024);
-    check_range(out, "snapshot_ttl_s", c.snapshot_ttl_s, 1, 7 * 86400);
+    check_range(out, "snapshot_ttl_s", c.snapshot_ttl_s, 900, 7 * 86400);  // contract: at least 15 minutes
     LogLevel l;
     if (!parse_log_level(c.log_level, l))
         out.push_back("log_level must be one of debug, info, warn, error");
