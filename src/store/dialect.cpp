@@ -115,9 +115,10 @@ public:
     std::vector<std::string> session_setup(const DbTarget& t) const override {
         // WAL lets readers run beside the one writer; the busy timeout makes a writer wait for
         // the lock instead of failing at once; foreign keys are off by default in SQLite.
-        return {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=" + t.sqlite_synchronous,
-                "PRAGMA foreign_keys=ON",
-                "PRAGMA busy_timeout=" + std::to_string(t.busy_timeout_ms)};
+        // busy_timeout first: switching to WAL takes a lock that other processes may hold.
+        return {"PRAGMA busy_timeout=" + std::to_string(t.busy_timeout_ms),
+                "PRAGMA journal_mode=WAL", "PRAGMA synchronous=" + t.sqlite_synchronous,
+                "PRAGMA foreign_keys=ON"};
     }
     // IMMEDIATE takes the write lock at BEGIN (waiting up to the busy timeout): a deferred
     // transaction that reads first could not wait when it later upgrades (SQLITE_BUSY at once).

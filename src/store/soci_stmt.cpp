@@ -2,6 +2,11 @@
 // the statement cache built from it.
 #include "store/soci_stmt.hpp"
 
+#include <soci/sqlite3/soci-sqlite3.h>
+#include <cstring>
+#include <typeinfo>
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
@@ -105,10 +110,24 @@ soci::statement Prep::done() {
 
 bool fetch_one(soci::statement& st) {
     st.execute();
-    if (!st.fetch()) return false;
+    if (!st.fetch()) {
+        end_read(st);
+        return false;
+    }
     while (st.fetch()) {
     }
+    end_read(st);
     return true;
+}
+
+void end_read(soci::statement& st) {
+    // libsoci_sqlite3 exports no typeinfo, so dynamic_cast cannot link; the dynamic type's name
+    // (Itanium-mangled below) comes from the vtable at run time and identifies SQLite as well.
+    soci::details::statement_backend* b = st.get_backend();
+    if (!b || std::strcmp(typeid(*b).name(), "N4soci25sqlite3_statement_backendE") != 0)
+        return;
+    auto* lite = static_cast<soci::sqlite3_statement_backend*>(b);
+    if (lite->stmt_) sqlite3_reset(lite->stmt_);
 }
 
 ReadStmts::ReadStmts(soci::session& s_, const Dialect& d_)

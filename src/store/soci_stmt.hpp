@@ -62,6 +62,10 @@ private:
 /// Executes a query and reads its first row; false when there is none. Runs the statement to
 /// completion, because a SQLite statement left mid-result keeps its read snapshot open.
 bool fetch_one(soci::statement& st);
+/// Ends the statement's read on SQLite (sqlite3_reset) once its rows are consumed: a cached
+/// statement that is merely exhausted keeps its read transaction, and with it an old snapshot
+/// of the database, open until its next execute. No-op on the server backends.
+void end_read(soci::statement& st);
 /// Executes a statement that returns no rows.
 inline void exec(soci::statement& st) { st.execute(true); }
 

@@ -233,6 +233,7 @@ std::vector<CollectionItem> SociStore::list_collections(long long user_id,
             if (c.desc_ind == soci::i_ok) item.description = c.description;
             out.push_back(std::move(item));
         }
+        detail::end_read(st);
         return out;
     });
 }

@@ -1,0 +1,329 @@
+"""The notesd master through the real nginx: respawn after SIGKILL, graceful SIGTERM under load,
+SIGHUP reload (valid and broken config), worker recycling, a locked database and a request
+stuck past the deadline (both 503 JSON), and what the logs hold (request ids, never a token)."""
+import fcntl
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Stack, proc_stat  # noqa: E402
+
+REQUEST_ID = re.compile(r"^api-request-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+class Load:
+    """Threads sending GET /v2/notes through nginx until stopped; every outcome is kept."""
+
+    def __init__(self, stack, token, threads=6):
+        self.stack, self.token = stack, token
+        self.results = []          # (status, json body or None, request id or None)
+        self.errors = []           # exceptions between the client and nginx
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(threads)]
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                r = self.stack.request("GET", "/v2/notes", query={"limit": 5}, token=self.token,
+                                       timeout=30)
+                try:
+                    body = r.json()
+                except ValueError:
+                    body = None
+                self.results.append((r.status, body, r.headers.get("X-Request-Id")))
+            except Exception as e:  # noqa: BLE001 (any client-side failure counts)
+                self.errors.append(repr(e))
+
+    def __enter__(self):
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        for t in self._threads:
+            t.join(60)
+
+
+def worker_answered(stack, results):
+    """Splits results by the access log's upstream status: (from a worker, nginx alone).
+
+    nginx logs the worker's status, or 502/504 when it could not get an answer from the pool
+    (the client then got nginx's JSON 503), or "-" when it never tried.
+    """
+    upstream = {e["id"]: e["upstream_status"] for e in stack.access_log()}
+    worker, nginx = [], []
+    for res in results:
+        last = upstream.get(res[2], "-").split(", ")[-1]
+        (worker if last.isdigit() and last not in ("502", "504") else nginx).append(res)
+    return worker, nginx
+
+
+class SupervisorCase(unittest.TestCase):
+    config = {}
+
+    def setUp(self):
+        self.stack = Stack(config=self.config).start()
+        self.addCleanup(self.stack.stop)
+        self.user, self.token = self.stack.create_user("alice")
+        self.stack.notesctl("demo", self.user, "--notes", "20")
+
+    def get_ok(self, n=1):
+        for _ in range(n):
+            r = self.stack.request("GET", "/v2/notes", query={"limit": 5}, token=self.token)
+            self.assertEqual(r.status, 200, r.text[:500])
+            self.assertRegex(r.json()["request_id"], REQUEST_ID)
+
+
+class Respawn(SupervisorCase):
+    config = {"workers": 2}
+
+    def test_killed_worker_is_replaced_and_pool_serves(self):
+        before = self.stack.wait_for_workers(2)
+        self.get_ok()
+        os.kill(before[0], signal.SIGKILL)
+        after = self.stack.wait_for_workers(2, exclude=[before[0]])
+        self.assertIn(before[1], after, "the other worker must be left alone")
+        self.get_ok(6)
+        self.assertIsNone(self.stack.notesd_proc.poll(), "the master must survive")
+
+    def test_all_workers_killed_twice(self):
+        for _ in range(2):
+            old = self.stack.wait_for_workers(2)
+            for pid in old:
+                os.kill(pid, signal.SIGKILL)
+            self.stack.wait_for_workers(2, exclude=old, timeout=15)
+        self.get_ok(4)
+
+
+class Recycle(SupervisorCase):
+    config = {"workers": 1, "max_requests": 3}
+
+    def test_worker_replaced_after_max_requests(self):
+        first = self.stack.wait_for_workers(1)
+        self.get_ok(3)
+        self.stack.wait_for_workers(1, exclude=first)
+        self.get_ok(7)  # no request is lost while workers come and go
+
+
+class GracefulStop(SupervisorCase):
+    config = {"workers": 3, "stop_timeout_ms": 5000}
+
+    def test_sigterm_under_load(self):
+        workers = self.stack.wait_for_workers(3)
+        with Load(self.stack, self.token) as load:
+            time.sleep(1.0)
+            served_before = len(load.results)
+            self.stack.signal_master(signal.SIGTERM)
+            rc = self.stack.notesd_proc.wait(20)
+            time.sleep(0.3)  # a few requests after the pool is gone: nginx's own 503
+        self.assertEqual(rc, 0, self.stack.logs()[-2000:])
+        left = [p for p in workers if proc_stat(p) and proc_stat(p)[0] != "Z"]
+        self.assertEqual(left, [], "workers outlived the master")
+        self.assertEqual(load.errors, [], "client-side failures between client and nginx")
+        self.assertGreater(served_before, 5, "the load did not run")
+        from_worker, from_nginx = worker_answered(self.stack, load.results)
+        failed = [r for r in from_worker if r[0] != 200 or r[1] is None]
+        self.assertEqual(failed, [], "requests answered by a worker must all succeed")
+        non_json = [r for r in load.results if r[1] is None]
+        self.assertEqual(non_json, [])
+        for status, body, _ in from_nginx:  # not accepted by the pool: the JSON 503
+            self.assertEqual((status, body["error_metadata"]["error_kind"]), (503, "UNAVAILABLE"))
+        self.assertNotIn("prematurely closed", self.stack.nginx_logs(),
+                         "a worker dropped a request it had accepted")
+
+
+class Reload(SupervisorCase):
+    config = {"workers": 2}
+
+    def test_sighup_with_changed_config(self):
+        old = self.stack.wait_for_workers(2)
+        master = self.stack.master_pid()
+        self.stack.write_config(workers=3)
+        with Load(self.stack, self.token, threads=4) as load:
+            time.sleep(0.5)
+            self.stack.signal_master(signal.SIGHUP)
+            new = self.stack.wait_for_workers(3, exclude=old, timeout=15)
+            time.sleep(0.5)
+        self.assertEqual(self.stack.master_pid(), master)
+        self.assertEqual(len(new), 3)
+        self.assertEqual(load.errors, [])
+        bad = [r for r in load.results if r[0] != 200]
+        self.assertEqual(bad, [], "a reload must not drop or fail any request")
+        self.assertGreater(len(load.results), 5)
+        self.get_ok(3)
+
+    def test_sighup_with_broken_config_keeps_old(self):
+        old = self.stack.wait_for_workers(2)
+        self.stack.write_config(workers="banana", request_timeout_ms=-5)
+        self.stack.signal_master(signal.SIGHUP)
+        time.sleep(1.5)
+        self.assertIsNone(self.stack.notesd_proc.poll(), "the master must keep running")
+        self.assertEqual(self.stack.worker_pids(), old, "the old workers must keep serving")
+        self.get_ok(4)
+        self.assertIn("workers", self.stack.logs(), "the problem must be logged")
+        # A later valid reload still works.
+        self.stack.write_config(workers=1, request_timeout_ms=10000)
+        self.stack.signal_master(signal.SIGHUP)
+        self.stack.wait_for_workers(1, exclude=old, timeout=15)
+        self.get_ok(2)
+
+
+def sqlite_path(db_url):
+    return db_url.split("db=", 1)[1].split()[0]
+
+
+class ExclusiveLock:
+    """Another process holding SQLite's exclusive lock (locking_mode=EXCLUSIVE) until released.
+
+    It only gets the lock while no other connection has the database open."""
+
+    def __init__(self, path):
+        self.proc = subprocess.Popen(["sqlite3", path], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc.stdin.write("PRAGMA locking_mode=EXCLUSIVE;\nBEGIN EXCLUSIVE;\n"
+                              "SELECT 'lock-' || 'held', count(*) FROM sqlite_master;\n")
+        self.proc.stdin.flush()
+        out = ""
+        while "lock-held" not in out:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("sqlite3 could not lock the database: " + out)
+            out += line
+
+    def release(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(10)
+        self.proc.stdout.close()
+
+
+class WalReadLocks:
+    """Exclusive POSIX locks on the five WAL read-mark bytes of DB-shm (WAL_READ_LOCK(0..4) at
+    offsets 123..127), the locks a reader needs to start a read transaction. A reader then
+    retries with SQLite's own back-off in wal.c for about 10 s, which the busy timeout does not
+    bound, before failing with SQLITE_PROTOCOL: a request stuck in the database for real."""
+
+    def __init__(self, path):
+        self.fd = os.open(path + "-shm", os.O_RDWR)
+        for _ in range(100):  # a worker may be inside a read transaction for a moment
+            try:
+                fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 5, 123, os.SEEK_SET)
+                return
+            except OSError:
+                time.sleep(0.02)
+        os.close(self.fd)
+        raise AssertionError("could not take the WAL read locks for 2 s: a worker keeps a read "
+                             "transaction open between requests")
+
+    def release(self):
+        os.close(self.fd)  # closing drops this process's locks on the file
+
+
+class Unavailable(SupervisorCase):
+    def assert_unavailable(self, r):
+        self.assertEqual(r.status, 503, r.text)
+        doc = r.json()
+        self.assertEqual(doc["error_category"], "SERVER_ERROR")
+        self.assertEqual(doc["error_metadata"]["error_kind"], "UNAVAILABLE")
+        self.assertEqual(r.headers["X-Request-Id"], doc["request_id"])
+        self.assertEqual(r.headers["Content-Type"], "application/json; charset=utf-8")
+        self.assertRegex(r.headers.get("Retry-After", ""), r"^[1-9][0-9]*$")
+        for word in ("lock", "sqlite", "protocol", ".db", "select"):
+            self.assertNotIn(word, r.text.lower(), "no database detail for clients")
+        # The worker answered (nginx's own 503 would show 502/504 upstream).
+        us = {e["id"]: e["upstream_status"] for e in self.stack.access_log()}
+        self.assertEqual(us.get(doc["request_id"]), "503")
+
+
+class LockedDatabase(Unavailable):
+    config = {"workers": 1, "request_timeout_ms": 1000, "db_busy_timeout_ms": 900}
+
+    def test_locked_database_is_503_then_recovers(self):
+        # The worker opens its database at its first request: the lock is taken before that.
+        lock = ExclusiveLock(sqlite_path(self.stack.db_url))
+        try:
+            t0 = time.monotonic()
+            r = self.stack.request("GET", "/v2/notes", token=self.token)
+            took = time.monotonic() - t0
+        finally:
+            lock.release()
+        self.assert_unavailable(r)
+        self.assertLess(took, 3.0)
+        self.get_ok(3)
+
+
+class Deadline(Unavailable):
+    config = {"workers": 1, "request_timeout_ms": 1000, "db_busy_timeout_ms": 900}
+
+    def test_request_over_deadline_is_503_and_slot_comes_back(self):
+        path = sqlite_path(self.stack.db_url)
+        # An idle connection of our own keeps DB-shm in place whatever the worker does.
+        keeper = subprocess.Popen(["sqlite3", path], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        self.addCleanup(keeper.stdout.close)
+        self.addCleanup(keeper.wait, 10)
+        self.addCleanup(keeper.stdin.close)
+        keeper.stdin.write("SELECT count(*) FROM sqlite_master;\n")
+        keeper.stdin.flush()
+        keeper.stdout.readline()
+        self.get_ok()
+        worker = self.stack.wait_for_workers(1)
+        locks = WalReadLocks(path)
+        try:
+            t0 = time.monotonic()
+            r = self.stack.request("GET", "/v2/notes", token=self.token)
+            took = time.monotonic() - t0
+        finally:
+            locks.release()
+        self.assert_unavailable(r)
+        self.assertGreaterEqual(took, 0.9, "answered before the deadline: not the deadline path")
+        self.assertLess(took, 5.0, "the deadline (1 s) did not cut the request short")
+        self.assertIn("deadline", self.stack.logs())
+        self.stack.wait_for_workers(1, exclude=worker)  # the stuck worker was replaced
+        self.get_ok(3)
+
+
+class Snapshots(SupervisorCase):
+    config = {"workers": 1}
+
+    def test_worker_sees_writes_made_after_its_last_request(self):
+        # A worker must not keep a read transaction (an old snapshot) open between requests.
+        first = self.stack.request("GET", "/v2/notes", token=self.token).json()["total"]
+        self.stack.notesctl("user", "add", "bob")
+        token = self.stack.create_token("bob")
+        self.stack.notesctl("demo", "bob", "--notes", "3")
+        r = self.stack.request("GET", "/v2/notes", token=token)
+        self.assertEqual(r.status, 200, r.text)
+        self.assertEqual(r.json()["total"], 3, "the worker answered from a stale snapshot")
+        self.assertEqual(first, 20)
+
+
+class Logs(SupervisorCase):
+    config = {"workers": 2}
+
+    def test_request_ids_logged_token_never(self):
+        ids = []
+        for _ in range(3):
+            r = self.stack.request("GET", "/v2/notes", query={"limit": 2}, token=self.token)
+            ids.append(r.json()["request_id"])
+        bad = self.stack.request("GET", "/v2/notes", token=self.token + "x")
+        self.assertEqual(bad.status, 401)
+        ids.append(bad.json()["request_id"])
+        time.sleep(0.3)  # the worker logs after finishing the response
+        logs = self.stack.logs()
+        for rid in ids:
+            self.assertIn(rid, logs)
+        self.assertNotIn(self.token, logs)
+        self.assertNotIn(self.token[:16], logs)
+        self.assertNotIn(self.token, self.stack.nginx_logs())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""The whole test suite, as `make check` runs it:
+
+    python3 t/run_tests.py --srcdir S --builddir B
+
+Parts, in order:
+  unit          B/t/unit_tests (Boost.Test), counted test case by test case from its XML report
+  store (X)     `unit_tests --run_test=store` again with NOTESD_TEST_DB set, once per database
+                server given in the environment: NOTESD_TEST_MYSQL, NOTESD_TEST_PGSQL
+                (SOCI connection strings)
+  e2e           every t/e2e/test_*.py (stdlib unittest; each test method counts one), each
+                module in its own process with a time limit
+  e2e recycle   the e2e modules that use the API again with every pool at max_requests=1
+                (skip with --no-recycle or NOTESD_TEST_RECYCLE=0)
+
+The output ends with exactly one line `N passed, N failed` counting every test of every part.
+A part that cannot run (missing binary, crash, timeout) counts as failed, never as skipped; the
+exit status is 1 when anything failed. Details go to B/t/test-results/.
+"""
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import unittest
+import xml.etree.ElementTree as ET
+
+STORE_BACKENDS = (("mysql", "NOTESD_TEST_MYSQL"), ("pgsql", "NOTESD_TEST_PGSQL"))
+UNIT_TIMEOUT_S = 600
+E2E_MODULE_TIMEOUT_S = 900
+# Modules that only test files or supervise pools with settings of their own: not repeated
+# in the max_requests=1 pass.
+NOT_RECYCLED = ("test_systemd", "test_supervisor")
+
+
+class Part:
+    """One line of the summary: a name, passed/failed counts and the names of failures."""
+
+    def __init__(self, name):
+        self.name, self.passed, self.failed, self.skipped = name, 0, 0, 0
+        self.failures = []   # (test name, one-line reason)
+        self.note = ""
+
+    def fail(self, test, reason):
+        self.failed += 1
+        self.failures.append((test, reason))
+
+
+def say(*args):
+    print(*args, flush=True)
+
+
+def run_with_timeout(cmd, timeout, env=None, cwd=None, log_path=None):
+    """Runs cmd in its own process group; returns (exit status or None on timeout, seconds)."""
+    t0 = time.monotonic()
+    log = open(log_path, "wb") if log_path else subprocess.DEVNULL
+    try:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            rc = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            rc = None
+        else:
+            # Whatever the run left behind in its group (stray servers) goes too.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    finally:
+        if log_path:
+            log.close()
+    return rc, time.monotonic() - t0
+
+
+# ---- Boost.Test ---------------------------------------------------------------------------
+
+def boost_cases(xml_path):
+    """[(suite/case name, result)] from a --report_level=detailed XML report."""
+    root = ET.parse(xml_path).getroot()
+    out = []
+
+    def walk(node, prefix):
+        for child in node:
+            name = child.get("name", "")
+            if child.tag == "TestSuite":
+                walk(child, prefix + name + "/")
+            elif child.tag == "TestCase":
+                out.append((prefix + name, child.get("result", "")))
+
+    for top in root:  # the master suite (BOOST_TEST_MODULE) is not part of the names
+        if top.tag == "TestSuite":
+            walk(top, "")
+        elif top.tag == "TestCase":
+            out.append((top.get("name", ""), top.get("result", "")))
+    return out
+
+
+def run_boost(part, binary, results_dir, tag, extra_args=(), env=None):
+    if not os.access(binary, os.X_OK):
+        part.fail(tag, "%s is not built" % binary)
+        return
+    xml_path = os.path.join(results_dir, tag + ".xml")
+    log_path = os.path.join(results_dir, tag + ".log")
+    if os.path.exists(xml_path):
+        os.unlink(xml_path)
+    cmd = [binary, "--log_level=error", "--report_format=XML", "--report_level=detailed",
+           "--report_sink=" + xml_path] + list(extra_args)
+    rc, secs = run_with_timeout(cmd, UNIT_TIMEOUT_S, env=env, log_path=log_path)
+    part.note = "%.1f s, log %s" % (secs, log_path)
+    cases = []
+    try:
+        cases = boost_cases(xml_path)
+    except (OSError, ET.ParseError) as e:
+        part.fail(tag, "no readable XML report (%s); exit status %s" % (e.__class__.__name__, rc))
+    for name, result in cases:
+        if result == "passed":
+            part.passed += 1
+        elif result == "skipped":
+            part.skipped += 1
+        else:  # failed, aborted (a crash inside a case), or anything unknown
+            part.fail(name, result or "no result")
+    if rc is None:
+        part.fail(tag, "timed out after %d s" % UNIT_TIMEOUT_S)
+    elif rc != 0 and not part.failed:
+        part.fail(tag, "exit status %d although every case passed (crash at exit?)" % rc)
+    elif rc == 0 and cases and part.failed:
+        part.fail(tag, "exit status 0 although cases failed")
+    elif not cases and rc == 0:
+        part.fail(tag, "ran no test case")
+
+
+# ---- unittest (e2e) ---------------------------------------------------------------------------
+
+class RecordingResult(unittest.TextTestResult):
+    """Keeps one outcome per test id: passed, failed (with the reason), or skipped."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.outcomes = {}
+
+    def _set(self, test, outcome, detail=""):
+        tid = test.id()
+        # A test with failing subtests, or failing in tearDown after passing, stays failed.
+        if self.outcomes.get(tid, ("",))[0] == "failed" and outcome == "passed":
+            return
+        self.outcomes[tid] = (outcome, detail)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._set(test, "passed")
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._record_error(test, err)
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._record_error(test, err)
+
+    def _record_error(self, test, err):
+        text = "".join(traceback.format_exception_only(err[0], err[1])).strip()
+        detail = text.splitlines()[-1] if text else "error"
+        if isinstance(test, unittest.TestCase):
+            self._set(test, "failed", detail)
+        else:  # setUpClass/setUpModule failure: _ErrorHolder; charged to the tests later
+            self.outcomes["__fixture__ " + str(test)] = ("fixture", detail)
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            text = "".join(traceback.format_exception_only(err[0], err[1])).strip()
+            self._set(test, "failed", "%s: %s" % (subtest._subDescription(),
+                                                  text.splitlines()[-1] if text else "error"))
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._set(test, "skipped", reason)
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._set(test, "passed")
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._set(test, "failed", "unexpected success")
+
+
+def iter_tests(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from iter_tests(t)
+        else:
+            yield t
+
+
+def run_module_inprocess(module_path, result_path):
+    """Child mode: runs one test module and writes {test id: [outcome, detail]} as JSON."""
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, os.path.dirname(module_path))
+    name = os.path.splitext(os.path.basename(module_path))[0]
+    outcomes = {}
+    try:
+        spec = importlib.util.spec_from_file_location(name, module_path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        suite = unittest.defaultTestLoader.loadTestsFromModule(module)
+        all_ids = [t.id() for t in iter_tests(suite)]
+        runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2,
+                                         resultclass=RecordingResult)
+        result = runner.run(suite)
+        fixture = [d for k, (o, d) in result.outcomes.items() if o == "fixture"]
+        for tid in all_ids:
+            outcomes[tid] = result.outcomes.get(
+                tid, ("failed", "did not run: " + (fixture[0] if fixture else "unknown reason")))
+        if not all_ids:
+            outcomes[name] = ("failed", "no tests found")
+    except Exception:  # noqa: BLE001 (an import error fails the whole module)
+        traceback.print_exc()
+        outcomes[name] = ("failed", "could not load: " + traceback.format_exc().splitlines()[-1])
+    with open(result_path, "w") as f:
+        json.dump(outcomes, f)
+    sys.stdout.flush()
+    # Stacks and stray threads are cleaned up by atexit in the harness.
+    return 0
+
+
+def kill_leftovers(registry):
+    """Kills the process groups (notesd, nginx) a test module started and did not stop."""
+    left = []
+    for name in sorted(os.listdir(registry), key=lambda n: n.startswith("dir.")):
+        path = os.path.join(registry, name)
+        if name.startswith("dir."):  # a stack's temp dir, after its servers are gone
+            with open(path) as f:
+                shutil.rmtree(f.read().strip(), ignore_errors=True)
+            os.unlink(path)
+            continue
+        try:
+            with open(path) as f:
+                args = f.read()
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            cmdline = ""
+        # Only if the pid still runs what we started (pids get reused).
+        if cmdline and os.path.basename(args.split()[0]) in cmdline:
+            try:
+                os.killpg(int(name), signal.SIGKILL)
+                left.append(args)
+            except (ProcessLookupError, PermissionError):
+                pass
+        os.unlink(path)
+    return left
+
+
+def run_e2e_module(part, module_path, results_dir, env, tag):
+    name = os.path.splitext(os.path.basename(module_path))[0]
+    result_path = os.path.join(results_dir, tag + ".json")
+    log_path = os.path.join(results_dir, tag + ".log")
+    if os.path.exists(result_path):
+        os.unlink(result_path)
+    registry = tempfile.mkdtemp(prefix="notesd-e2e-registry-")
+    env = dict(env, NOTESD_E2E_REGISTRY=registry)
+    cmd = [sys.executable, "-B", os.path.abspath(__file__), "--run-module", module_path,
+           "--result", result_path]
+    rc, secs = run_with_timeout(cmd, E2E_MODULE_TIMEOUT_S, env=env, log_path=log_path)
+    left = kill_leftovers(registry)
+    os.rmdir(registry)
+    if left:
+        part.fail(name, "left servers running: " + "; ".join(a[:80] for a in left))
+    part.note = "%.1f s, log %s" % (secs, log_path)
+    try:
+        with open(result_path) as f:
+            outcomes = json.load(f)
+    except (OSError, ValueError):
+        reason = "timed out after %d s" % E2E_MODULE_TIMEOUT_S if rc is None else \
+            "crashed (exit status %s) before reporting" % rc
+        part.fail(name, reason)
+        return
+    for tid, (outcome, detail) in sorted(outcomes.items()):
+        if outcome == "passed":
+            part.passed += 1
+        elif outcome == "skipped":
+            part.skipped += 1
+        else:
+            part.fail(tid, detail)
+    if rc is None:
+        part.fail(name, "timed out after %d s" % E2E_MODULE_TIMEOUT_S)
+
+
+# ---- driver -----------------------------------------------------------------------------------
+
+def print_part(part):
+    extra = ", %d skipped" % part.skipped if part.skipped else ""
+    say("%-34s %d passed, %d failed%s  (%s)" % (part.name + ":", part.passed, part.failed,
+                                                extra, part.note))
+    for test, reason in part.failures[:40]:
+        say("    FAIL %s: %s" % (test, reason[:300]))
+    if len(part.failures) > 40:
+        say("    ... and %d more" % (len(part.failures) - 40))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--srcdir", default=os.path.join(os.path.dirname(__file__), ".."))
+    ap.add_argument("--builddir", default=".")
+    ap.add_argument("--only", choices=("unit", "store", "e2e"), action="append",
+                    help="run only these parts (repeatable)")
+    ap.add_argument("--e2e", action="append", metavar="NAME",
+                    help="run only these e2e modules, e.g. test_nginx (repeatable)")
+    ap.add_argument("--no-recycle", action="store_true",
+                    help="skip the e2e pass with max_requests=1")
+    ap.add_argument("--run-module", help=argparse.SUPPRESS)
+    ap.add_argument("--result", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.run_module:
+        return run_module_inprocess(args.run_module, args.result)
+
+    srcdir = os.path.abspath(args.srcdir)
+    builddir = os.path.abspath(args.builddir)
+    results_dir = os.path.join(builddir, "t", "test-results")
+    os.makedirs(results_dir, exist_ok=True)
+    parts_wanted = set(args.only or ("unit", "store", "e2e"))
+    shared = os.path.abspath(os.environ.get("NOTESD_SHARED") or os.path.join(srcdir, "..", "shared"))
+    unit_bin = os.path.join(builddir, "t", "unit_tests")
+    parts = []
+    t0 = time.monotonic()
+
+    if "unit" in parts_wanted:
+        part = Part("unit")
+        run_boost(part, unit_bin, results_dir, "unit")
+        parts.append(part)
+        print_part(part)
+
+    if "store" in parts_wanted:
+        for backend, var in STORE_BACKENDS:
+            conn = os.environ.get(var)
+            if not conn:
+                continue
+            part = Part("store (%s)" % backend)
+            env = dict(os.environ, NOTESD_TEST_DB=conn)
+            run_boost(part, unit_bin, results_dir, "store-" + backend, ["--run_test=store"], env)
+            parts.append(part)
+            print_part(part)
+
+    if "e2e" in parts_wanted:
+        e2e_dir = os.path.join(srcdir, "t", "e2e")
+        modules = sorted(f for f in os.listdir(e2e_dir)
+                         if f.startswith("test_") and f.endswith(".py"))
+        if args.e2e:
+            modules = [m for m in modules if m[:-3] in args.e2e or m in args.e2e]
+        env = dict(os.environ, NOTESD_SRCDIR=srcdir, NOTESD_BUILDDIR=builddir,
+                   NOTESD_SHARED=shared, PYTHONDONTWRITEBYTECODE="1")
+        env.pop("NOTESD_E2E_SET", None)
+        recycle = not args.no_recycle and os.environ.get("NOTESD_TEST_RECYCLE", "1") != "0"
+        passes = [("e2e", env)]
+        if recycle:
+            passes.append(("e2e max_requests=1", dict(env, NOTESD_E2E_SET="max_requests=1")))
+        for label, pass_env in passes:
+            for m in modules:
+                name = m[:-3]
+                if label != "e2e" and name in NOT_RECYCLED:
+                    continue
+                part = Part("%s %s" % (label, name))
+                tag = ("e2e-" if label == "e2e" else "e2e-recycle-") + name
+                run_e2e_module(part, os.path.join(e2e_dir, m), results_dir, pass_env, tag)
+                parts.append(part)
+                print_part(part)
+        if not modules:
+            part = Part("e2e")
+            part.fail("e2e", "no test modules found in " + e2e_dir)
+            parts.append(part)
+            print_part(part)
+
+    passed = sum(p.passed for p in parts)
+    failed = sum(p.failed for p in parts)
+    say("(total %.0f s; details in %s)" % (time.monotonic() - t0, results_dir))
+    say("%d passed, %d failed" % (passed, failed))
+    return 1 if failed or not parts else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
