@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+"""Load benchmark of notesd through the real nginx + worker pool (`make bench`).
+
+    python3 tools/bench.py --srcdir SRC --builddir BUILD [--quick] [--scenarios a,b] ...
+
+1. Builds the data once: tools/gen_notes.py writes --users users x --notes-per-user notes (plus
+   a 10-note user for the baseline), `notesctl import` loads them; the database is cached under
+   BUILD/bench-data/ keyed by the parameters, so the next run reuses it.
+2. Starts a Stack (t/e2e/harness.py: notesd with one worker per core, nginx with the project's
+   configuration) on that database, prepares each scenario's request list (walking pages to
+   collect real cursors, several tokens per user), and sends every request once to check it.
+3. Runs every scenario with wrk (tools/bench/requests.lua cycles through the list) --runs times,
+   interleaved so that each round also measures the baseline, and prints a Markdown table of
+   the medians (requests/s, p50/p90/p99, max, non-2xx) with ratios to the baseline, also
+   written to BUILD/bench-results.md.
+
+A scenario is a small declarative entry in SCENARIOS: method, path, the user it runs as, and a
+function of the prepared Context returning query dicts and/or JSON bodies (POST bodies work).
+Nothing here asserts on timings; the numbers are for people.
+"""
+import argparse
+import hashlib
+import http.client
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+from collections import namedtuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gen_notes  # noqa: E402
+
+TINY_USER, TINY_NOTES, TINY_NUMBER = "bench-tiny", 10, 99
+TOKENS_PER_USER = 4
+DAY_US = 86400 * 1000000
+END_US = gen_notes.END_EPOCH * 1000000
+
+# ---- scenarios ----------------------------------------------------------------------------
+
+# user: "tiny" (10 notes), "big" (the first, largest user) or "bigs" (every large user in turn).
+# queries/bodies: functions of the Context returning lists; when both are given they are paired
+# cyclically. An item of queries may also be a (user, query) pair to pin a request to a user.
+Scenario = namedtuple("Scenario", "name method path user about queries bodies")
+
+
+def scenario(name, method, path, user, about, queries=None, bodies=None):
+    return Scenario(name, method, path, user, about, queries, bodies)
+
+
+SCENARIOS = [
+    scenario("baseline", "GET", "/v2/notes", "tiny",
+             "limit=1 for a user with 10 notes: the fixed cost of nginx + FastCGI + auth",
+             queries=lambda c: [{"limit": 1}]),
+    scenario("list_first_page", "GET", "/v2/notes", "big",
+             "first page of 50 (both orders) of the large user",
+             queries=lambda c: [{"limit": 50}, {"limit": 50, "order_by": "created_at"}, {}]),
+    scenario("list_content", "GET", "/v2/notes", "big",
+             "first page of 50 with include_note_content=true",
+             queries=lambda c: [{"limit": 50, "include_note_content": "true"}]),
+    scenario("list_deep_pages", "GET", "/v2/notes", "big",
+             "limit=100 at cursors spread over a full walk of the large user (both orders)",
+             queries=lambda c: c.deep_pages()),
+    scenario("list_filtered", "GET", "/v2/notes", "big",
+             "collection, contains_* and date filters: first pages and deep pages",
+             queries=lambda c: c.filtered_pages()),
+    scenario("collections", "GET", "/v2/collections", "bigs",
+             "collection lists (about 20 per user, note_count) with limits, orders, cursors",
+             queries=lambda c: c.collection_pages()),
+]
+DEFAULT_SCENARIOS = [s.name for s in SCENARIOS]
+
+
+class Context:
+    """What scenarios draw on: the running stack, users, tokens and walks through their pages."""
+
+    def __init__(self, stack, tokens, big_users, walk_pages, seed):
+        self.stack, self.tokens, self.big_users, self.walk_pages = stack, tokens, big_users, walk_pages
+        self.seed = seed  # of the generated data: its vocabulary gives terms of known frequency
+        self.big = big_users[0]
+        self.conn = None
+        self.timings = {}  # label -> [seconds] of sequential requests made while preparing
+
+    def get(self, user, path, query, label=None):
+        """One GET on a kept-alive connection; returns the decoded JSON (raises unless 200)."""
+        target = path + ("?" + urllib.parse.urlencode(query) if query else "")
+        for attempt in (1, 2):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.stack.port, timeout=60)
+            try:
+                t0 = time.perf_counter()
+                self.conn.request("GET", target, headers={"Authorization": "Bearer " + self.tokens[user][0]})
+                resp = self.conn.getresponse()
+                data = resp.read()
+                break
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = None
+                if attempt == 2:
+                    raise
+        if label:
+            self.timings.setdefault(label, []).append(time.perf_counter() - t0)
+        if resp.status != 200:
+            raise RuntimeError("GET %s answered %d: %s" % (target, resp.status, data[:300]))
+        return json.loads(data)
+
+    def walk(self, user, path, query, limit=100, max_pages=None, label=None):
+        """Cursors of every page of a walk (None for the first page), up to max_pages."""
+        cursors, cursor = [None], None
+        while max_pages is None or len(cursors) < max_pages:
+            q = dict(query, limit=limit)
+            if cursor:
+                q["page"] = cursor
+            body = self.get(user, path, q, label)
+            cursor = body.get("next_page")
+            if not cursor:
+                break
+            cursors.append(cursor)
+        return cursors
+
+    @staticmethod
+    def spread(items, n):
+        """n items evenly spread over the list (all of them when it is shorter)."""
+        if len(items) <= n:
+            return list(items)
+        return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
+
+    def deep_pages(self):
+        out = []
+        for order in ("updated_at", "created_at"):
+            cursors = self.walk(self.big, "/v2/notes", {"order_by": order}, label="walk notes (%s)" % order)
+            for c in self.spread(cursors[1:], 100):
+                out.append({"limit": 100, "order_by": order, "page": c})
+        return out
+
+    def terms(self, lo, hi, n):
+        """n vocabulary words whose share of running words lies in [lo, hi], spread over that
+        band, for search queries: the rarest words are near 4e-6 (about 80 uses per 100,000
+        notes), 1e-3 is a frequent word."""
+        probs = gen_notes.word_probability(self.seed)
+        band = [w for w, p in probs.items() if lo <= p <= hi]
+        return self.spread(band, n)
+
+    def collections(self, user):
+        return self.get(user, "/v2/collections", {"limit": 100})["results"]
+
+    def filter_sets(self):
+        cols = sorted(self.collections(self.big), key=lambda c: -c["note_count"])
+        big, mid, small = cols[0]["id"], cols[len(cols) // 2]["id"], cols[-1]["id"]
+
+        def day(n):  # n days before the data's end, as RFC 3339
+            return gen_notes.rfc3339(END_US - n * DAY_US)
+        return {
+            "largest collection": {"collection_id": big},
+            "median collection": {"collection_id": mid},
+            "smallest collection": {"collection_id": small},
+            "contains_tasks": {"contains_tasks": "true"},
+            "contains_open_tasks": {"contains_open_tasks": "true"},
+            "contains_images": {"contains_images": "true"},
+            "contains_files": {"contains_files": "true"},
+            "images or files": {"contains_images": "true", "contains_files": "true"},
+            "updated last 30 days": {"filter_by_updated_after": day(30)},
+            "created 3-month window": {"filter_by_created_after": day(455), "filter_by_created_before": day(365)},
+            "created before day 600": {"filter_by_created_before": day(600), "order_by": "created_at"},
+            "collection + tasks": {"collection_id": big, "contains_tasks": "true"},
+            "collection + window": {"collection_id": mid, "filter_by_updated_after": day(365),
+                                    "filter_by_updated_before": day(180)},
+        }
+
+    def filtered_pages(self):
+        out = []
+        for label, query in self.filter_sets().items():
+            out.append(dict(query, limit=50))
+            cursors = self.walk(self.big, "/v2/notes", query, max_pages=self.walk_pages,
+                                label="walk filter: " + label)
+            out += [dict(query, limit=100, page=c) for c in self.spread(cursors[1:], 10)]
+        return out
+
+    def collection_pages(self):
+        out = []
+        for user in self.big_users:
+            out += [(user, {}), (user, {"order_by": "created_at"}),
+                    (user, {"filter_by_updated_after": gen_notes.rfc3339(END_US - 20 * DAY_US)})]
+            for c in self.walk(user, "/v2/collections", {}, limit=5)[1:]:
+                out.append((user, {"limit": 5, "page": c}))
+        return out
+
+
+# ---- requests and wrk ---------------------------------------------------------------------
+
+Request = namedtuple("Request", "method token target body")
+
+
+def build_requests(sc, ctx):
+    """The scenario's request list, tokens of the right user cycled across it."""
+    queries = sc.queries(ctx) if sc.queries else [{}]
+    bodies = sc.bodies(ctx) if sc.bodies else [None]
+    users = {"tiny": [TINY_USER], "big": [ctx.big], "bigs": ctx.big_users}[sc.user]
+    out = []
+    for i in range(max(len(queries), len(bodies))):
+        q, body = queries[i % len(queries)], bodies[i % len(bodies)]
+        user = users[i % len(users)]
+        if isinstance(q, tuple):
+            user, q = q
+        toks = ctx.tokens[user]
+        target = sc.path + ("?" + urllib.parse.urlencode(q) if q else "")
+        out.append(Request(sc.method, toks[i % len(toks)], target,
+                           None if body is None else json.dumps(body, ensure_ascii=False)))
+    return out
+
+
+def check_requests(stack, reqs, limit=400):
+    """Sends each distinct request once; returns sequential latencies (s). Raises unless 2xx."""
+    times = []
+    conn = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=60)
+    try:
+        for r in Context.spread(reqs, limit):
+            headers = {"Authorization": "Bearer " + r.token}
+            if r.body is not None:
+                headers["Content-Type"] = "application/json"
+            t0 = time.perf_counter()
+            conn.request(r.method, r.target, body=None if r.body is None else r.body.encode(), headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+            times.append(time.perf_counter() - t0)
+            if not 200 <= resp.status < 300:
+                raise RuntimeError("%s %s answered %d: %s" % (r.method, r.target, resp.status, data[:300]))
+    finally:
+        conn.close()
+    return times
+
+
+def write_request_file(path, reqs):
+    with open(path, "w", encoding="utf-8") as f:
+        for r in reqs:
+            if "\t" in r.target or (r.body and ("\t" in r.body or "\n" in r.body)):
+                raise ValueError("request cannot be written on one line: %r" % (r,))
+            f.write("%s\t%s\t%s\t%s\n" % (r.method, r.token, r.target, r.body or ""))
+
+
+def run_wrk(a, port, req_file, duration):
+    threads = max(1, min(a.threads, a.connections))
+    cmd = ["wrk", "-t%d" % threads, "-c%d" % a.connections, "-d%ds" % duration, "--timeout", "10s",
+           "--latency", "-s", os.path.join(HERE, "bench", "requests.lua"),
+           "http://127.0.0.1:%d" % port, "--", req_file, str(threads)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 120)
+    m = re.search(r"^BENCH-JSON (\{.*\})$", p.stdout, re.M)
+    if p.returncode != 0 or not m:
+        raise RuntimeError("wrk failed (%d):\n%s\n%s" % (p.returncode, p.stdout[-2000:], p.stderr[-2000:]))
+    r = json.loads(m.group(1))
+    r["rps"] = r["requests"] / (r["duration_us"] / 1e6)
+    r["non2xx"] = r["err_status"]  # wrk counts answers >= 400; the API sends no 1xx/3xx
+    r["sock_errors"] = r["err_connect"] + r["err_read"] + r["err_write"] + r["err_timeout"]
+    return r
+
+
+# ---- data ---------------------------------------------------------------------------------
+
+def data_spec(a):
+    big = a.users if a.big_users is None else min(a.big_users, a.users)
+    return {"generator": gen_notes.GENERATOR_VERSION, "seed": a.seed, "users": a.users,
+            "notes_per_user": a.notes_per_user, "big_users": big, "small_notes": a.small_notes}
+
+
+def user_plan(spec):
+    """[(name, generator user number, notes)] for every user of the data set."""
+    plan = [("bench%02d" % u, u, spec["notes_per_user"] if u <= spec["big_users"] else spec["small_notes"])
+            for u in range(1, spec["users"] + 1)]
+    return plan + [(TINY_USER, TINY_NUMBER, TINY_NOTES)]
+
+
+def notesctl(a, db, *args, timeout=3600):
+    cmd = [os.path.join(a.builddir, "notesctl"), "--db", db] + [str(x) for x in args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
+    return p
+
+
+def schema_tag(a, db):
+    """A short hash of the migrations of the database's dialect: a cached database built before
+    a schema change (a new index, new derived columns) is rebuilt rather than reused."""
+    scheme = (db.split("://", 1)[0] if "://" in db else "sqlite3").lower()
+    folder = os.path.join(a.srcdir, "sql", {"sqlite3": "sqlite", "mysql": "mysql"}.get(scheme, "postgresql"))
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        with open(os.path.join(folder, name), "rb") as f:
+            h.update(name.encode() + b"\0" + f.read())
+    return h.hexdigest()[:8]
+
+
+def prepare_data(a):
+    """Returns (db connection string, info dict); builds and imports the data unless cached."""
+    spec = data_spec(a)
+    key = "s%d-u%dx%d-b%d-g%d-m%s" % (spec["seed"], spec["users"], spec["notes_per_user"],
+                                      spec["big_users"], spec["generator"], schema_tag(a, a.db or ""))
+    if a.db:
+        key += "-" + hashlib.sha256(a.db.encode()).hexdigest()[:10]
+    cache = os.path.join(a.cache_dir, key)
+    os.makedirs(cache, exist_ok=True)
+    db = a.db or "sqlite3://db=" + os.path.join(cache, "notes.db")
+    ready = os.path.join(cache, "READY.json")
+    if os.path.exists(ready) and not a.rebuild:
+        with open(ready) as f:
+            info = json.load(f)
+        info["cached"] = True
+        log("data: reusing %s (built %s)" % (cache, info.get("built_at")))
+        return db, info
+    plan = user_plan(spec)
+    jsonl = os.path.join(cache, "jsonl")
+    log("data: generating %d users (%d notes) into %s" % (len(plan), sum(n for _, _, n in plan), jsonl))
+    t0 = time.monotonic()
+    os.makedirs(jsonl, exist_ok=True)
+    gen_notes.generate_many([(spec["seed"], num, n, jsonl) for _, num, n in plan], a.gen_jobs)
+    gen_s = time.monotonic() - t0
+    notesctl(a, db, "migrate")
+    existing = notesctl(a, db, "user", "list").stdout
+    imports = []
+    for name, num, n in plan:
+        if not re.search(r"(^|\s)%s(\s|$)" % re.escape(name), existing, re.M):
+            notesctl(a, db, "user", "add", name)
+        path = os.path.join(jsonl, gen_notes.user_file_name(num))
+        t1 = time.monotonic()
+        out = notesctl(a, db, "import", name, path).stdout.strip().splitlines()
+        dt = time.monotonic() - t1
+        imports.append({"user": name, "notes": n, "seconds": round(dt, 2)})
+        log("data: %s: %s in %.1f s (%.0f notes/s)" % (name, out[-1] if out else "", dt, n / dt))
+    total_n = sum(i["notes"] for i in imports)
+    total_s = sum(i["seconds"] for i in imports)
+    info = {"spec": spec, "built_at": time.strftime("%Y-%m-%d %H:%M:%S"), "generate_seconds": round(gen_s, 1),
+            "import_seconds": round(total_s, 1), "notes": total_n,
+            "import_notes_per_s": round(total_n / total_s) if total_s else None, "imports": imports}
+    if not a.db:
+        info["db_bytes"] = sum(os.path.getsize(os.path.join(cache, f)) for f in os.listdir(cache)
+                               if f.startswith("notes.db"))
+    with open(ready, "w") as f:
+        json.dump(info, f, indent=1)
+    if not a.keep_jsonl:
+        shutil.rmtree(jsonl, ignore_errors=True)
+    info["cached"] = False
+    return db, info
+
+
+# ---- running and reporting ----------------------------------------------------------------
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+def start_stack(a, db):
+    os.environ["NOTESD_BUILDDIR"] = a.builddir
+    os.environ["NOTESD_SRCDIR"] = a.srcdir
+    sys.path.insert(0, os.path.join(a.srcdir, "t", "e2e"))
+    from harness import Stack
+    return Stack(config={"workers": a.workers}, db=db, start_timeout=60).start()
+
+
+def create_tokens(stack, users):
+    return {u: [stack.create_token(u) for _ in range(TOKENS_PER_USER)] for u in users}
+
+
+def summarize(runs):
+    med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
+    return {"rps": med("rps"), "p50": med("p50"), "p90": med("p90"), "p99": med("p99"),
+            "max": max(r["max"] for r in runs), "non2xx": sum(r["non2xx"] for r in runs),
+            "sock_errors": sum(r["sock_errors"] for r in runs),
+            "requests": sum(r["requests"] for r in runs), "runs": len(runs)}
+
+
+def ms(us):
+    return "%.2f" % (us / 1000.0) if us < 10000 else "%.1f" % (us / 1000.0)
+
+
+def pct_ms(values, q):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(q * len(v)))] * 1000
+
+
+def machine_line():
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
+            model = m.group(1).strip() if m else ""
+        with open("/proc/meminfo") as f:
+            mem_gb = int(re.search(r"MemTotal:\s*(\d+)", f.read()).group(1)) / 1048576
+    except (OSError, AttributeError):
+        mem_gb = 0
+    return "%d cores (%s), %.0f GiB RAM, %s %s" % (os.cpu_count(), model or "unknown CPU", mem_gb,
+                                                  platform.system(), platform.release())
+
+
+def git_rev(srcdir):
+    p = subprocess.run(["git", "-C", srcdir, "describe", "--always", "--dirty"], capture_output=True, text=True)
+    return p.stdout.strip() or "unknown"
+
+
+def report(a, info, scenarios, results, checks, ctx, command):
+    base = results.get("baseline")
+    spec = info["spec"]
+    lines = ["# notesd benchmark, %s" % time.strftime("%Y-%m-%d %H:%M"), "",
+             "- command: `%s`" % command,
+             "- machine: %s; notesd %s" % (machine_line(), git_rev(a.srcdir)),
+             "- data: %d users x %d notes%s + user `%s` with %d notes; seed %d; %s" % (
+                 spec["users"], spec["notes_per_user"],
+                 "" if spec["big_users"] >= spec["users"] else " (%d of them; the other %d users %d notes each)"
+                 % (spec["big_users"], spec["users"] - spec["big_users"], spec["small_notes"]),
+                 TINY_USER, TINY_NOTES, spec["seed"],
+                                      "database " + ("%.2f GB" % (info["db_bytes"] / 1e9) if info.get("db_bytes") else a.db)),
+             "- import (`notesctl import`, one .jsonl per user, built %s%s): %d notes in %.1f s, "
+             "%s notes/s; generation took %.1f s" % (info["built_at"], ", reused from cache" if info["cached"] else "",
+                                                    info["notes"], info["import_seconds"],
+                                                    info["import_notes_per_s"], info["generate_seconds"]),
+             "- load: wrk %d threads, %d connections, %d s per scenario, median of %d interleaved runs "
+             "(max: worst run; non-2xx and socket errors: summed); notesd %d workers; nginx as in nginx/"
+             % (min(a.threads, a.connections), a.connections, a.duration, a.runs, a.workers), "",
+             "| scenario | req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx | socket errors |"
+             " p50 / baseline | req/s / baseline | distinct requests |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for sc in scenarios:
+        r = results[sc.name]
+        ratio_p50 = "%.2f" % (r["p50"] / base["p50"]) if base and base["p50"] else "-"
+        ratio_rps = "%.2f" % (r["rps"] / base["rps"]) if base and base["rps"] else "-"
+        lines.append("| %s | %.0f | %s | %s | %s | %s | %d | %d | %s | %s | %d |" % (
+            sc.name, r["rps"], ms(r["p50"]), ms(r["p90"]), ms(r["p99"]), ms(r["max"]), r["non2xx"],
+            r["sock_errors"], ratio_p50, ratio_rps, r["distinct"]))
+    lines += ["", "Single requests without concurrency (keep-alive, from the preparation and check passes):", "",
+              "| requests | n | median ms | p90 ms | max ms |", "| --- | ---: | ---: | ---: | ---: |"]
+    for label, t in list(checks.items()) + sorted(ctx.timings.items()):
+        lines.append("| %s | %d | %.2f | %.2f | %.2f |" % (label, len(t), pct_ms(t, 0.5), pct_ms(t, 0.9), max(t) * 1000))
+    lines += ["", "Scenarios:", ""] + ["- `%s`: %s %s, %s" % (s.name, s.method, s.path, s.about) for s in scenarios]
+    return "\n".join(lines) + "\n"
+
+
+def run_benchmark(a, scenarios, db, info, command):
+    stack = start_stack(a, db)
+    try:
+        spec = info["spec"]
+        big_users = ["bench%02d" % u for u in range(1, spec["big_users"] + 1)]
+        tokens = create_tokens(stack, big_users + [TINY_USER])
+        ctx = Context(stack, tokens, big_users, a.walk_pages, spec["seed"])
+        work = os.path.join(a.builddir, "bench-work")
+        os.makedirs(work, exist_ok=True)
+        files, checks, distinct = {}, {}, {}
+        for sc in scenarios:
+            t0 = time.monotonic()
+            reqs = build_requests(sc, ctx)
+            checks["check: " + sc.name] = check_requests(stack, reqs)
+            files[sc.name] = os.path.join(work, sc.name + ".requests")
+            write_request_file(files[sc.name], reqs)
+            distinct[sc.name] = len(set(reqs))
+            log("prepared %s: %d requests in %.1f s" % (sc.name, len(reqs), time.monotonic() - t0))
+        if ctx.conn:
+            ctx.conn.close()
+        for sc in scenarios:  # warm-up: caches and page cache, not recorded
+            run_wrk(a, stack.port, files[sc.name], a.warmup)
+        raw = {sc.name: [] for sc in scenarios}
+        for i in range(a.runs):
+            for sc in scenarios:
+                r = run_wrk(a, stack.port, files[sc.name], a.duration)
+                raw[sc.name].append(r)
+                log("run %d/%d %s: %.0f req/s, p50 %s ms, p99 %s ms, non-2xx %d"
+                    % (i + 1, a.runs, sc.name, r["rps"], ms(r["p50"]), ms(r["p99"]), r["non2xx"]))
+        results = {}
+        for sc in scenarios:
+            results[sc.name] = summarize(raw[sc.name])
+            results[sc.name]["distinct"] = distinct[sc.name]
+        with open(os.path.join(work, "raw-results.json"), "w") as f:
+            json.dump(raw, f, indent=1)
+        return report(a, info, scenarios, results, checks, ctx, command)
+    finally:
+        stack.stop()
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description="notesd load benchmark (see the module docstring)")
+    ap.add_argument("--srcdir", default=os.path.dirname(HERE))
+    ap.add_argument("--builddir", default=os.getcwd())
+    ap.add_argument("--quick", action="store_true",
+                    help="try it out: 2 users x 20,000 notes, 5 s per scenario, 1 run")
+    ap.add_argument("--users", type=int, help="users with generated notes (default 10; quick 2)")
+    ap.add_argument("--notes-per-user", type=int, help="notes of each large user (default 100000; quick 20000)")
+    ap.add_argument("--big-users", type=int, help="how many users get --notes-per-user (default all)")
+    ap.add_argument("--small-notes", type=int, default=1000, help="notes of the other users")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--duration", type=int, help="seconds per scenario run (default 20; quick 5)")
+    ap.add_argument("--runs", type=int, help="runs per scenario, the median is reported (default 3; quick 1)")
+    ap.add_argument("--warmup", type=int, default=2, help="seconds of unrecorded load per scenario first")
+    ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2, help="wrk threads")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="notesd workers")
+    ap.add_argument("--db", help="SOCI connection string (default: a cached SQLite file)")
+    ap.add_argument("--cache-dir", help="where data is cached (default BUILDDIR/bench-data)")
+    ap.add_argument("--rebuild", action="store_true", help="rebuild the cached data")
+    ap.add_argument("--keep-jsonl", action="store_true", help="keep the generated .jsonl files")
+    ap.add_argument("--gen-jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--walk-pages", type=int, default=300, help="page cap of each filtered walk")
+    ap.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS),
+                    help="comma-separated, from: " + ", ".join(s.name for s in SCENARIOS))
+    ap.add_argument("--output", help="Markdown report (default BUILDDIR/bench-results.md)")
+    a = ap.parse_args(argv)
+    for k, full, quick in (("users", 10, 2), ("notes_per_user", 100000, 20000), ("duration", 20, 5), ("runs", 3, 1)):
+        if getattr(a, k) is None:
+            setattr(a, k, quick if a.quick else full)
+    a.srcdir, a.builddir = os.path.abspath(a.srcdir), os.path.abspath(a.builddir)
+    a.cache_dir = os.path.abspath(a.cache_dir or os.path.join(a.builddir, "bench-data"))
+    a.output = a.output or os.path.join(a.builddir, "bench-results.md")
+    return a
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    a = parse_args(argv)
+    by_name = {s.name: s for s in SCENARIOS}
+    names = [n.strip() for n in a.scenarios.split(",") if n.strip()]
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        sys.exit("bench: unknown scenario(s) %s; known: %s" % (", ".join(unknown), ", ".join(by_name)))
+    if "baseline" not in names:  # every ratio needs the baseline of the same run
+        names.insert(0, "baseline")
+    if not shutil.which("wrk"):
+        sys.exit("bench: wrk not found (apt-get install wrk)")
+    for b in ("notesd", "notesctl"):
+        if not os.access(os.path.join(a.builddir, b), os.X_OK):
+            sys.exit("bench: %s is not built in %s (make %s)" % (b, a.builddir, b))
+    command = "python3 tools/bench.py " + " ".join(
+        x for x in argv if not x.startswith(("--srcdir", "--builddir"))
+        and x not in (a.srcdir, a.builddir)).strip()
+    db, info = prepare_data(a)
+    text = run_benchmark(a, [by_name[n] for n in names], db, info, command.strip())
+    with open(a.output, "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    log("written to " + a.output)
+
+
+if __name__ == "__main__":
+    main()
