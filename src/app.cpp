@@ -40,7 +40,9 @@ HttpResponse App::handle(const HttpRequest& req) {
         switch (ep) {
             case Endpoint::ListNotes: r = list_notes(req, who, store(), *cursors_); break;
             case Endpoint::ListCollections: r = list_collections(req, who, store(), *cursors_); break;
-            case Endpoint::SearchNotes: throw ApiError(404, "NOT_FOUND", "no such endpoint");
+            case Endpoint::SearchNotes:
+                r = search_notes(req, who, store(), SearchSettings{cfg_.snapshot_ttl_s});
+                break;
         }
         add_standard_headers(r, req.request_id);
         r.user_id = user_id;

@@ -1,4 +1,5 @@
 #include "demo.hpp"
+#include "note_index.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -230,6 +231,8 @@ DemoData build_demo(long long user_id, int notes, unsigned seed) {
         n.snippet = d.snippet;
         n.flags = d.flags;
         n.attachments = local_attachments(user_id, n.id, d.links);
+        n.plain_text = std::move(d.plain_text);
+        add_search_fields(n);
         data.notes.push_back(std::move(n));
     }
     for (CollectionInput& c : data.collections)

@@ -1,4 +1,5 @@
 #include "import.hpp"
+#include "note_index.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -138,6 +139,8 @@ NoteInput make_note(long long user_id, std::string id, std::string content,
     n.updated_us = updated_us;
     n.flags = d.flags;
     n.collection_ids = std::move(collection_ids);
+    n.plain_text = std::move(d.plain_text);
+    add_search_fields(n);
     return n;
 }
 

@@ -344,13 +344,14 @@ DerivedNote derive_note(std::string_view markdown,
         title = *first++;
     }
     std::string body;
-    for (auto it = first; it != lines.end() && body.size() < 8 * kSnippetMaxChars; ++it) {
+    for (auto it = first; it != lines.end(); ++it) {
         if (it->empty()) continue;
         if (!body.empty()) body += ' ';
         body += *it;
     }
     out.title = truncate_text(title, kTitleMaxChars);
     out.snippet = truncate_text(body, kSnippetMaxChars);
+    out.plain_text = std::move(body);
     return out;
 }
 

@@ -29,6 +29,7 @@ struct LinkRef {
 struct DerivedNote {
     std::string title;
     std::string snippet;
+    std::string plain_text;        // the whole body after the title as plain text (search)
     int flags = 0;                 // kFlag* of model.hpp
     std::vector<LinkRef> links;    // in document order, duplicates kept
 };

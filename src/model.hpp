@@ -88,6 +88,12 @@ struct NoteInput {
     int flags = 0;
     std::vector<std::string> collection_ids;  // uuids of the same user's collections
     std::vector<Attachment> attachments;
+    // Search index fields (filled by add_search_fields in note_index.hpp before writing):
+    std::string title_terms;   // analysed terms of the title, space-joined in position order
+    std::string body_terms;    // analysed terms of the body
+    long long title_len = 0;   // number of terms
+    long long body_len = 0;
+    std::string plain_text;    // the body as plain text (markdown removed), for search snippets
 };
 
 struct CollectionInput {
@@ -116,5 +122,50 @@ struct TokenInfo {
 };
 
 enum class WriteOutcome { Inserted, Updated, Unchanged };
+
+/// Structured filters of a search, applied in SQL before any ranking cut.
+struct SearchFilter {
+    std::vector<std::string> collection_ids;  // canonical uuids; a note in any of them; empty: all
+    TimeRange created;
+    TimeRange updated;
+    int flags_any = 0;
+};
+
+/// Per-user corpus statistics for ranking (another user's notes never enter them).
+struct SearchCorpus {
+    long long notes = 0;
+    long long title_tokens = 0;  // sum of title_len over the user's notes
+    long long body_tokens = 0;   // sum of body_len
+};
+
+/// A note that contains a term: the candidate-finding unit.
+struct TermPosting {
+    std::string id;
+    long long updated_us = 0;
+};
+
+/// What ranking reads of a candidate.
+struct IndexedNote {
+    std::string id;
+    long long updated_us = 0;
+    std::string title_terms;
+    std::string body_terms;
+};
+
+/// A stored search result window (contract section 5).
+struct SnapshotRecord {
+    std::string id;             // random uuid (122 random bits)
+    long long user_id = 0;
+    std::string fingerprint;    // canonical query + filters; reuse with another one is a 400
+    long long created_us = 0;
+    long long expires_us = 0;
+    std::vector<std::string> note_ids;  // ranked, at most 100
+};
+
+/// A search result item: the list item plus the plain text used for the query-aware snippet.
+struct SearchHit {
+    NoteItem note;
+    std::string plain_text;
+};
 
 }  // namespace notesd

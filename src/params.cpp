@@ -1,5 +1,8 @@
 #include "params.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "errors.hpp"
 #include "query_string.hpp"
 #include "util.hpp"
@@ -147,6 +150,131 @@ std::string ListCollectionsCommand::scope() const {
     s += order_name(order_by);
     append_range(s, "cr", filter.created);
     append_range(s, "up", filter.updated);
+    return s;
+}
+
+}  // namespace notesd
+
+namespace notesd {
+namespace {
+
+constexpr std::size_t kMaxQueryChars = 1000;
+constexpr std::size_t kMaxCollectionIds = 100;
+
+const Json::Value* member(const Json::Value& obj, const char* key) {
+    const Json::Value* v = obj.find(key, key + std::strlen(key));
+    return v && !v->isNull() ? v : nullptr;  // null means "not given"
+}
+
+// A pagination value from the body as the text the query-string parser would have seen.
+std::optional<std::string> body_integer(const Json::Value& body, const char* key, long long min,
+                                        long long max) {
+    const Json::Value* v = member(body, key);
+    if (!v) return std::nullopt;
+    std::string k(key);
+    if (!v->isIntegral() || (v->isInt64() ? v->asInt64() : max + 1) < min ||
+        (v->isInt64() ? v->asInt64() : max + 1) > max)
+        throw invalid_parameter(k, k + " must be " + range_text(min, max));
+    return std::to_string(v->asInt64());
+}
+
+// Query string and body may both carry a pagination parameter; they must then agree.
+std::optional<std::string> merged(const char* key, std::optional<std::string> from_query,
+                                  std::optional<std::string> from_body) {
+    if (from_query && from_query->empty()) from_query.reset();
+    if (from_query && from_body && *from_query != *from_body) {
+        std::string k(key);
+        throw invalid_parameter(k, k + " is given in the query string and the body with different values");
+    }
+    return from_query ? from_query : from_body;
+}
+
+bool body_bool(const Json::Value& body, const char* key, const std::string& field) {
+    const Json::Value* v = member(body, key);
+    if (!v) return false;
+    if (!v->isBool()) throw invalid_parameter(field, field + " must be true or false");
+    return v->asBool();
+}
+
+std::optional<long long> body_time(const Json::Value& body, const char* key) {
+    const Json::Value* v = member(body, key);
+    if (!v) return std::nullopt;
+    if (!v->isString()) return parse_time_param(key, "not a string");
+    return parse_time_param(key, v->asString());
+}
+
+}  // namespace
+
+SearchCommand parse_search(const QueryArgs& q, const Json::Value& body) {
+    SearchCommand c;
+    if (auto v = merged("limit", q.get("limit"), body_integer(body, "limit", 1, 50)))
+        c.limit = static_cast<int>(*parse_int_param("limit", *v, 1, 50));
+    if (auto v = merged("offset", q.get("offset"),
+                        body_integer(body, "offset", 0, 999999999999999LL)))
+        c.offset = *parse_int_param("offset", *v, 0, 999999999999999LL);
+    std::optional<std::string> snap_body;
+    if (const Json::Value* v = member(body, "snapshot_id")) {
+        if (!v->isString()) throw invalid_parameter("snapshot_id", "snapshot_id must be a UUID string");
+        snap_body = v->asString().empty() ? std::nullopt : std::optional<std::string>(v->asString());
+    }
+    std::optional<std::string> snap_query = q.get("snapshot_id");
+    if (snap_query) snap_query = parse_uuid_param("snapshot_id", *snap_query);
+    if (snap_body) snap_body = parse_uuid_param("snapshot_id", *snap_body);
+    c.snapshot_id = merged("snapshot_id", snap_query, snap_body);
+    if (c.offset > 0 && !c.snapshot_id)
+        throw invalid_parameter("offset", "offset must be 0 unless snapshot_id from a previous "
+                                          "response is given");
+
+    const Json::Value* query = body.find("query", "query" + 5);
+    if (!query || !query->isString())
+        throw invalid_parameter("query", "query is required and must be a string");
+    c.query = query->asString();
+    if (c.query.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
+        throw invalid_parameter("query", "query must contain at least one non-whitespace character");
+    if (!valid_utf8(c.query) || utf8_length(c.query) > kMaxQueryChars)
+        throw invalid_parameter("query", "query must be at most 1000 characters of UTF-8 text");
+
+    if (const Json::Value* ids = member(body, "filter_by_collection_ids")) {
+        const std::string f = "filter_by_collection_ids";
+        if (!ids->isArray()) throw invalid_parameter(f, f + " must be an array of UUIDs");
+        if (ids->size() > kMaxCollectionIds)
+            throw invalid_parameter(f, f + " must hold at most 100 UUIDs");
+        for (const Json::Value& id : *ids) {
+            std::optional<std::string> u = id.isString() ? parse_uuid(id.asString()) : std::nullopt;
+            if (!u) throw invalid_parameter(f, f + " must be an array of UUIDs");
+            c.filter.collection_ids.push_back(*u);
+        }
+        std::sort(c.filter.collection_ids.begin(), c.filter.collection_ids.end());
+        c.filter.collection_ids.erase(
+            std::unique(c.filter.collection_ids.begin(), c.filter.collection_ids.end()),
+            c.filter.collection_ids.end());
+    }
+    if (auto t = body_time(body, "filter_by_created_after")) c.filter.created.min_us = *t;
+    if (auto t = body_time(body, "filter_by_created_before")) c.filter.created.max_us = *t;
+    if (auto t = body_time(body, "filter_by_updated_after")) c.filter.updated.min_us = *t;
+    if (auto t = body_time(body, "filter_by_updated_before")) c.filter.updated.max_us = *t;
+    static const struct {
+        const char* name;
+        int flag;
+    } kFlags[] = {{"filter_by_contains_open_tasks", kFlagOpenTasks},
+                  {"filter_by_contains_tasks", kFlagTasks},
+                  {"filter_by_contains_images", kFlagImages},
+                  {"filter_by_contains_files", kFlagFiles}};
+    for (const auto& f : kFlags)
+        if (body_bool(body, f.name, f.name)) c.filter.flags_any |= f.flag;
+    if (const Json::Value* config = member(body, "config")) {
+        if (!config->isObject()) throw invalid_parameter("config", "config must be an object");
+        c.include_content = body_bool(*config, "include_note_content", "config.include_note_content");
+    }
+    return c;
+}
+
+std::string SearchCommand::filter_scope() const {
+    std::string s = "c=";
+    for (const std::string& id : filter.collection_ids) s += id + ",";
+    append_range(s, "cr", filter.created);
+    append_range(s, "up", filter.updated);
+    s += "|f=" + std::to_string(filter.flags_any);
     return s;
 }
 

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include <json/value.h>
+
 #include "model.hpp"
 
 namespace notesd {
@@ -28,8 +30,22 @@ struct ListCollectionsCommand {
     std::string scope() const;
 };
 
+struct SearchCommand {
+    int limit = 20;
+    long long offset = 0;
+    std::optional<std::string> snapshot_id;
+    std::string query;          // as given (validated: non-blank, at most 1,000 characters)
+    SearchFilter filter;        // collection ids sorted and de-duplicated
+    bool include_content = false;
+    /// Canonical filters (the query's canonical form is added by the search service).
+    std::string filter_scope() const;
+};
+
 ListNotesCommand parse_list_notes(const QueryArgs& q);
 ListCollectionsCommand parse_list_collections(const QueryArgs& q);
+/// POST /v2/notes/search: pagination from the query string and/or the body (equal when both),
+/// everything else from the body (a JSON object, already parsed).
+SearchCommand parse_search(const QueryArgs& q, const Json::Value& body);
 
 // Building blocks, shared with the search endpoint. Each throws ApiError 400 INVALID_PARAMETER
 // naming `field` and the allowed values. `text` is the decoded value as given (may be empty).

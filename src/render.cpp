@@ -151,6 +151,18 @@ std::string render_note_page(const std::string& request_id, const std::vector<No
     return j.take();
 }
 
+std::string render_search_page(const std::string& request_id, const std::vector<NoteItem>& items,
+                               long long total, long long offset, int limit, bool has_next_page,
+                               const std::string& snapshot_id) {
+    JsonOut j;
+    j.begin_object().key("request_id").str(request_id).key("results").begin_array();
+    for (const auto& n : items) write_note(j, n);
+    j.end_array().key("total").num(total).key("offset").num(offset).key("limit").num(limit);
+    j.key("has_next_page").boolean(has_next_page).key("snapshot_id").str(snapshot_id);
+    j.end_object();
+    return j.take();
+}
+
 std::string render_collection_page(const std::string& request_id,
                                    const std::vector<CollectionItem>& items, long long total,
                                    const std::optional<std::string>& next_page) {

@@ -38,6 +38,10 @@ void write_collection(JsonOut& j, const CollectionItem& c);
 
 std::string render_note_page(const std::string& request_id, const std::vector<NoteItem>& items,
                              long long total, const std::optional<std::string>& next_page);
+/// The search response of contract section 5 (every field always present).
+std::string render_search_page(const std::string& request_id, const std::vector<NoteItem>& items,
+                               long long total, long long offset, int limit, bool has_next_page,
+                               const std::string& snapshot_id);
 std::string render_collection_page(const std::string& request_id,
                                    const std::vector<CollectionItem>& items, long long total,
                                    const std::optional<std::string>& next_page);

@@ -16,6 +16,7 @@ struct RouteEntry {
 constexpr RouteEntry kRoutes[] = {
     {"/v2/notes", "GET", Endpoint::ListNotes},
     {"/v2/collections", "GET", Endpoint::ListCollections},
+    {"/v2/notes/search", "POST", Endpoint::SearchNotes},
 };
 
 }  // namespace

@@ -88,6 +88,11 @@ std::string new_uuid() {
     return format_uuid_bytes(u);
 }
 
+std::string random_id128() {
+    std::string b = random_bytes(16);
+    return format_uuid_bytes(reinterpret_cast<const unsigned char*>(b.data()));
+}
+
 std::string stable_uuid(std::string_view name) {
     // RFC 4122 version 5 in a private namespace (a fixed random UUID chosen for notesd).
     static const unsigned char kNamespace[16] = {0x6b, 0x1f, 0x3c, 0x52, 0x9e, 0x0d, 0x4a, 0x8b,

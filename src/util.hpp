@@ -8,6 +8,8 @@ namespace notesd {
 
 /// A random (version 4) UUID, lowercase canonical form.
 std::string new_uuid();
+/// 128 random bits in the canonical 8-4-4-4-12 form (no version bits: unguessable ids).
+std::string random_id128();
 /// A name-based (version 5, SHA-1) UUID in a fixed notesd namespace: stable across runs.
 std::string stable_uuid(std::string_view name);
 /// Canonical lowercase form of an 8-4-4-4-12 hex UUID in any case, or nullopt.

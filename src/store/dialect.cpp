@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <stdexcept>
 
 namespace notesd {
@@ -96,15 +97,19 @@ DbTarget parse_server(Backend b, const std::string& rest) {
     DbTarget t;
     t.backend = b;
     bool has_charset = false;
+    bool has_connect_timeout = false;
     for (const Option& o : parse_options(rest)) {
         if (o.key == "timeout") {
             t.busy_timeout_ms = timeout_ms(o.value);
             continue;
         }
         if (o.key == "charset") has_charset = true;
+        if (o.key == "connect_timeout") has_connect_timeout = true;
         t.soci_params += (t.soci_params.empty() ? "" : " ") + o.text;
     }
     if (b == Backend::MySql && !has_charset) t.soci_params += " charset=utf8mb4";
+    // Both client libraries wait for an unreachable host as long as TCP does (minutes).
+    if (!has_connect_timeout) t.soci_params += " connect_timeout=5";
     return t;
 }
 
@@ -155,19 +160,42 @@ class MySqlDialect final : public Dialect {
 public:
     const char* name() const override { return "mysql"; }
     const soci::backend_factory& factory() const override { return *soci::factory_mysql(); }
+    // utf8mb4_bin for literals too, so `uuid < 'g'` compares bytes as SQLite does; strict mode
+    // turns truncation into an error; READ COMMITTED sees other connections' commits at every
+    // statement, as PostgreSQL and SQLite do.
     std::vector<std::string> session_setup(const DbTarget& t) const override {
-        const int s = std::max(1, (t.busy_timeout_ms + 999) / 1000);
-        return {"SET NAMES utf8mb4", "SET SESSION time_zone = '+00:00'",
-                "SET SESSION innodb_lock_wait_timeout = " + std::to_string(s)};
+        std::vector<std::string> v = {
+            "SET NAMES utf8mb4 COLLATE utf8mb4_bin",
+            "SET SESSION time_zone = '+00:00', sql_mode = 'STRICT_ALL_TABLES,"
+            "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION,ONLY_FULL_GROUP_BY'",
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"};
+        for (std::string& s : wait_limits(t.busy_timeout_ms)) v.push_back(std::move(s));
+        return v;
+    }
+    // max_statement_time is MariaDB's (10.1+); the /*M! ... */ part is a comment to MySQL 8,
+    // whose max_execution_time covers only SELECT. Connection options read_timeout= and
+    // write_timeout= bound a hung server on either.
+    std::vector<std::string> wait_limits(int ms) const override {
+        const int lock_s = ms <= 0 ? 86400 : std::max(1, (ms + 999) / 1000);
+        char stmt[32];
+        std::snprintf(stmt, sizeof stmt, "%.3f", ms <= 0 ? 0.0 : ms / 1000.0);
+        return {"SET SESSION innodb_lock_wait_timeout = " + std::to_string(lock_s) +
+                " /*M!100108 , max_statement_time = " + stmt + " */"};
     }
     std::string begin_write() const override { return "START TRANSACTION"; }
     std::string lock_user() const override { return "SELECT id FROM users WHERE id = :u FOR UPDATE"; }
     bool insert_returns_id() const override { return false; }
-    // MariaDB's optimizer does not always turn a row-value comparison into a range.
+    // MariaDB's optimizer does not turn a row-value comparison into an index range (EXPLAIN
+    // shows a full index scan); the expanded form is two ranges.
     std::string keyset_before(const std::string& col, const std::string& id) const override {
         return "(" + col + " < :k OR (" + col + " = :k2 AND " + id + " < :kid))";
     }
     std::string count_star() const override { return "CAST(COUNT(*) AS SIGNED)"; }
+    // MariaDB refuses LIMIT inside an IN subquery (error 1235); a single-table DELETE takes it.
+    std::string delete_expired_snapshots() const override {
+        return "DELETE FROM snapshots WHERE expires_us <= :now ORDER BY expires_us" +
+               limit_clause();
+    }
     std::string table_exists() const override {
         return "SELECT CAST(COUNT(*) AS SIGNED) FROM information_schema.tables WHERE "
                "table_schema = DATABASE() AND table_name = :name";
@@ -177,9 +205,13 @@ public:
         if (!m) return e.get_error_category() == soci::soci_error::connection_error
                            ? ErrorClass::ConnectionLost : ErrorClass::Other;
         switch (m->err_num_) {
-            case 2002: case 2003: case 2006: case 2013: case 2055: case 1927:
+            // can't connect, server gone, lost during query, server shutting down, connection
+            // killed (MariaDB), disconnected for inactivity (MySQL 8)
+            case 2002: case 2003: case 2006: case 2013: case 2055: case 1053: case 1927:
+            case 4031:
                 return ErrorClass::ConnectionLost;
-            case 1040: case 1203: case 1205: case 1213: case 3024: case 1969:
+            // too many connections, lock wait, deadlock, statement timeouts, interrupted
+            case 1040: case 1203: case 1205: case 1213: case 3024: case 1969: case 1317:
                 return ErrorClass::Unavailable;
             case 1062: case 1451: case 1452:
                 return ErrorClass::Constraint;
@@ -187,10 +219,15 @@ public:
                 return ErrorClass::Other;
         }
     }
-    // MySQL messages quote values ("Duplicate entry 'x'"): only the number is logged.
+    // MySQL messages quote values ("Duplicate entry 'x'"): only the number is logged, but for
+    // client-side (2xxx) and access errors, which name only hosts, sockets, users, databases.
     std::string describe(const soci::soci_error& e) const override {
         const auto* m = dynamic_cast<const soci::mysql_soci_error*>(&e);
-        return "mysql error " + std::to_string(m ? static_cast<long long>(m->err_num_) : -1);
+        const long long n = m ? static_cast<long long>(m->err_num_) : -1;
+        std::string out = "mysql error " + std::to_string(n);
+        if (n >= 2000 || n == 1044 || n == 1045 || n == 1049 || n == 1040)
+            out += ": " + e.get_error_message();
+        return out;
     }
 };
 
@@ -199,8 +236,15 @@ public:
     const char* name() const override { return "postgresql"; }
     const soci::backend_factory& factory() const override { return *soci::factory_postgresql(); }
     std::vector<std::string> session_setup(const DbTarget& t) const override {
-        return {"SET TIME ZONE 'UTC'", "SET client_encoding = 'UTF8'",
-                "SET lock_timeout = " + std::to_string(t.busy_timeout_ms)};
+        // Notices ("relation already exists, skipping") would go to stderr through libpq.
+        std::vector<std::string> v = {"SET TIME ZONE 'UTC'", "SET client_encoding = 'UTF8'",
+                                      "SET client_min_messages = warning"};
+        for (std::string& s : wait_limits(t.busy_timeout_ms)) v.push_back(std::move(s));
+        return v;
+    }
+    std::vector<std::string> wait_limits(int ms) const override {
+        const std::string v = std::to_string(std::max(0, ms));
+        return {"SET statement_timeout = " + v, "SET lock_timeout = " + v};
     }
     std::string begin_write() const override { return "BEGIN"; }
     std::string lock_user() const override { return "SELECT id FROM users WHERE id = :u FOR UPDATE"; }
@@ -212,10 +256,14 @@ public:
     }
     ErrorClass classify(const soci::soci_error& e) const override {
         const auto* p = dynamic_cast<const soci::postgresql_soci_error*>(&e);
-        if (!p) return e.get_error_category() == soci::soci_error::connection_error
+        if (!p) return e.get_error_category() == soci::soci_error::connection_error ||
+                               failed_connect(e)
                            ? ErrorClass::ConnectionLost : ErrorClass::Other;
         const std::string st = p->sqlstate();
-        if (st.compare(0, 2, "08") == 0 || st == "57P01" || st == "57P02" || st == "57P03")
+        // A result lost with the connection carries no SQLSTATE (SOCI reports blanks); 26000
+        // is a prepared statement the server no longer has (reconnected, or DISCARD ALL).
+        if (st.compare(0, 2, "08") == 0 || st == "57P01" || st == "57P02" || st == "57P03" ||
+            st == "26000" || st.find_first_not_of(std::string(" \0", 2)) == std::string::npos)
             return ErrorClass::ConnectionLost;
         if (st.compare(0, 2, "53") == 0 || st == "40001" || st == "40P01" || st == "55P03" ||
             st == "57014")
@@ -223,12 +271,23 @@ public:
         if (st.compare(0, 2, "23") == 0) return ErrorClass::Constraint;
         return ErrorClass::Other;
     }
-    // The first line only: a DETAIL line can quote row values.
+    // The first line only: a DETAIL line can quote row values. libpq's reason for a failed
+    // connection (host, socket, user, database; never the password) is kept, on one line.
     std::string describe(const soci::soci_error& e) const override {
         const auto* p = dynamic_cast<const soci::postgresql_soci_error*>(&e);
         std::string msg = e.get_error_message();
-        msg = msg.substr(0, msg.find('\n'));
+        if (!p && failed_connect(e)) {
+            std::replace(msg.begin(), msg.end(), '\n', ' ');
+        } else {
+            msg = msg.substr(0, msg.find('\n'));
+        }
         return "postgresql error " + (p ? p->sqlstate() : std::string("?")) + ": " + msg;
+    }
+
+private:
+    // SOCI 4.0 reports a failed PQconnectdb as a plain soci_error with only this text.
+    static bool failed_connect(const soci::soci_error& e) {
+        return e.get_error_message().rfind("Cannot establish connection", 0) == 0;
     }
 };
 
@@ -239,6 +298,14 @@ std::string Dialect::keyset_before(const std::string& col, const std::string& id
 }
 
 std::string Dialect::limit_clause() const { return " LIMIT :lim"; }
+
+// SQLite and PostgreSQL have no DELETE ... LIMIT (SQLite only as a compile-time option).
+std::string Dialect::delete_expired_snapshots() const {
+    return "DELETE FROM snapshots WHERE id IN (SELECT id FROM snapshots WHERE expires_us <= :now "
+           "ORDER BY expires_us" + limit_clause() + ")";
+}
+
+std::vector<std::string> Dialect::wait_limits(int) const { return {}; }
 
 DbTarget parse_connection_string(const std::string& conn) {
     const std::size_t sep = conn.find("://");

@@ -45,6 +45,9 @@ public:
     virtual const soci::backend_factory& factory() const = 0;
     /// Statements run on every new or reconnected session (PRAGMAs, SET ...).
     virtual std::vector<std::string> session_setup(const DbTarget& t) const = 0;
+    /// Statements limiting how long one statement may run or wait for a lock (0: no limit);
+    /// empty where the backend has no such setting (SQLite's busy timeout is in session_setup).
+    virtual std::vector<std::string> wait_limits(int ms) const;
     /// Starts a write transaction.
     virtual std::string begin_write() const = 0;
     /// Locks one user's row (`:u`) so that user's writers are serialised; returns the id.
@@ -59,6 +62,8 @@ public:
     virtual std::string count_star() const = 0;
     /// A query with parameter `:name` returning the number of tables of that name (0 or 1).
     virtual std::string table_exists() const = 0;
+    /// Deletes at most `:lim` snapshots with expires_us <= `:now`, oldest first.
+    virtual std::string delete_expired_snapshots() const;
     virtual ErrorClass classify(const soci::soci_error& e) const = 0;
     /// Error text without bound values or row data, fit for the log.
     virtual std::string describe(const soci::soci_error& e) const = 0;

@@ -144,23 +144,113 @@ struct WriteStmts {
     WriteStmts(soci::session& s, const Dialect& d);
 
     long long u = 0, id = 0, cid = 0, created = 0, updated = 0, flags = 0;
-    long long delta = 0, dn = 0, dc = 0, new_id = 0;
+    long long delta = 0, dn = 0, dc = 0, dtt = 0, dbt = 0, new_id = 0;
     std::string uuid, cuuid, auuid, title, snippet, content, colls, audios, hash, kind, target;
-    std::string description;
+    std::string description, title_terms, body_terms, plain_text;
+    long long title_len = 0, body_len = 0;
     soci::indicator desc_ind = soci::i_ok;
     long long o_id = 0, o_created = 0, o_updated = 0, link = 0;
     std::string o_title, o_desc, o_hash;
     soci::indicator o_desc_ind = soci::i_ok;
+    // the stored index of a note about to change (note_old_index)
+    std::string on_title_terms, on_body_terms;
+    long long on_title_len = 0, on_body_len = 0, on_created = 0, on_updated = 0, on_flags = 0;
+    // one postings row / one term_df change
+    std::string p_term;
+    long long p_updated = 0, p_hi = 0, p_lo = 0, p_note = 0, p_created = 0, p_flags = 0;
+    long long df_delta = 0, df_gone = 0;
 
     soci::statement lock_user, coll_find, coll_insert, coll_update, note_find, note_links;
     soci::statement note_insert, note_update, links_delete, link_insert, att_delete, att_insert;
     soci::statement coll_bump, user_bump, note_delete;
+    soci::statement note_old_index, posting_insert, posting_delete, df_add, df_insert, df_drop;
+};
+
+/// The uuid's two 64-bit halves with the sign bit flipped: signed order = uuid text order.
+void uuid_halves(const std::string& canonical_uuid, long long& hi, long long& lo);
+/// The canonical uuid of two halves made by uuid_halves.
+std::string uuid_from_halves(long long hi, long long lo);
+
+/// A postings row's key within one user: the candidate order (term, updated_us, uuid).
+struct PostingKey {
+    std::string term;
+    long long updated = 0, hi = 0, lo = 0;
+    bool operator<(const PostingKey& o) const {
+        if (int c = term.compare(o.term)) return c < 0;
+        if (updated != o.updated) return updated < o.updated;
+        return hi != o.hi ? hi < o.hi : lo < o.lo;
+    }
+};
+
+/// Index changes of one write transaction, applied in key order so B-tree neighbours are
+/// written together. Changes of one key (a note written twice in a batch) net out in order.
+struct IndexDelta {
+    struct Op {
+        PostingKey key;
+        bool add = false;  // else remove
+        long long note_id = 0, created = 0, flags = 0;
+    };
+    std::vector<Op> ops;                            // in the order made
+    std::vector<std::pair<std::string, int>> df;    // (term, +1 or -1)
+    long long notes = 0, collections = 0, title_tokens = 0, body_tokens = 0;
+
+    void remove(PostingKey k) { ops.push_back(Op{std::move(k), false, 0, 0, 0}); }
+    void add(PostingKey k, long long note_id, long long created, long long flags) {
+        ops.push_back(Op{std::move(k), true, note_id, created, flags});
+    }
+};
+
+/// Maps a list row to the item list_notes returns (shared by notes_by_ids).
+NoteItem to_note(const NoteRow& r, bool with_content);
+
+struct SearchParams {
+    long long u = 0, lim = 0, cmin = 0, cmax = 0, umin = 0, umax = 0, mask = 0, mask2 = 0;
+    long long coll = 0, now = 0;
+    std::string term, prefix, prefix_end, uuid;
+    std::vector<long long> colls = std::vector<long long>(100, 0);  // the IN list, padded
+};
+
+/// Statements of the search methods, each prepared on first use.
+struct SearchStmts {
+    SearchStmts(soci::session& s_, const Dialect& d_) : s(s_), d(d_) {}
+    soci::statement& corpus();
+    soci::statement& df();
+    soci::statement& prefix(bool bounded);
+    /// by_collection: one collection (:coll) drives; otherwise postings, filtered by 0, 1 or
+    /// (padded) 100 collections through note_collections.
+    soci::statement& postings(int collections, bool by_collection);
+    soci::statement& indexed();
+    soci::statement& hit(bool with_content);
+    soci::statement& snapshot_insert();
+    soci::statement& snapshot_find();
+    soci::statement& snapshot_purge();
+
+    soci::session& s;
+    const Dialect& d;
+    SearchParams p;
+    long long o_notes = 0, o_tt = 0, o_bt = 0, o_df = 0, o_hi = 0, o_lo = 0, o_updated = 0;
+    long long o_created = 0;
+    std::string o_term, o_uuid, o_title_terms, o_body_terms, o_plain, o_fp, o_ids;
+    NoteRow nr;
+    SnapshotRecord snap;
+    std::string snap_ids;
+    std::map<int, soci::statement> variants;
+
+private:
+    template <class Build>
+    soci::statement& lazy(int key, Build&& build) {
+        auto it = variants.find(key);
+        if (it != variants.end()) return it->second;
+        return variants.emplace(key, build()).first->second;
+    }
 };
 
 /// A NoteInput checked and canonicalised before its transaction starts.
 struct NoteWrite {
     const NoteInput* in = nullptr;
     std::string id;                            // canonical uuid
+    long long hi = 0, lo = 0;                  // uuid_halves(id)
+    std::vector<std::string> terms;            // distinct title and body terms, sorted
     std::vector<std::string> collections;      // canonical, de-duplicated, in input order
     std::vector<std::string> attachment_ids;   // canonical, parallel to in->attachments
     std::string collections_text, audio_text;  // the denormalised columns
@@ -181,7 +271,8 @@ auto SociStore::guarded(const char* op, F&& f) -> decltype(f()) {
     } catch (const soci::soci_error& e) {
         // Never what(): SOCI appends the statement and its bound values to it.
         drop_statements();
-        const ErrorClass c = dialect_->classify(e);
+        // A failed reconnect is still a lost connection, whatever error the client reports.
+        const ErrorClass c = lost_ ? ErrorClass::ConnectionLost : dialect_->classify(e);
         const std::string detail = std::string(op) + " (" + dialect_->describe(e) + ")";
         if (c == ErrorClass::ConnectionLost) lost_ = true;
         if (c == ErrorClass::ConnectionLost || c == ErrorClass::Unavailable)

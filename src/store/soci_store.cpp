@@ -58,7 +58,9 @@ void set_note_params(detail::NoteParams& p, long long user_id, const NoteFilter&
     p.mask = p.mask2 = f.flags_any;
 }
 
-NoteItem to_note(const detail::NoteRow& r, bool with_content) {
+}  // namespace
+
+NoteItem detail::to_note(const detail::NoteRow& r, bool with_content) {
     NoteItem n;
     n.id = r.uuid;
     n.title = r.title;
@@ -70,8 +72,6 @@ NoteItem to_note(const detail::NoteRow& r, bool with_content) {
     n.audio_recording_ids = split_ids(r.audios);
     return n;
 }
-
-}  // namespace
 
 std::unique_ptr<Store> open_store(const std::string& connection_string) {
     return std::make_unique<SociStore>(parse_connection_string(connection_string));
@@ -99,11 +99,17 @@ void SociStore::connect() {
 void SociStore::drop_statements() {
     reads_.reset();
     writes_.reset();
+    search_.reset();
 }
 
 ReadStmts& SociStore::reads() {
     if (!reads_) reads_ = std::make_unique<ReadStmts>(sql_, *dialect_);
     return *reads_;
+}
+
+detail::SearchStmts& SociStore::searches() {
+    if (!search_) search_ = std::make_unique<detail::SearchStmts>(sql_, *dialect_);
+    return *search_;
 }
 
 detail::WriteStmts& SociStore::writes() {
@@ -186,7 +192,8 @@ std::vector<NoteItem> SociStore::list_notes(long long user_id, const NoteFilter&
         soci::statement& st = r.note_list(order, coll != 0, with_content);
         out.reserve(static_cast<std::size_t>(limit));
         st.execute();
-        while (st.fetch()) out.push_back(to_note(r.nr, with_content));
+        while (st.fetch()) out.push_back(detail::to_note(r.nr, with_content));
+        detail::end_read(st);
         return out;
     });
 }
@@ -248,9 +255,12 @@ void SociStore::migrate() {
     guarded("migrate", [&] {
         // Statements prepared against the old schema must not outlive it (PostgreSQL plans).
         drop_statements();
+        // Building an index on a large table may take longer than any request may.
+        for (const std::string& s : dialect_->wait_limits(0)) sql_ << s;
         sql_ << "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
                 "name TEXT NOT NULL, applied_us BIGINT NOT NULL)";
         for (const EmbeddedMigration& m : ms) apply_migration(m);
+        for (const std::string& s : dialect_->wait_limits(target_.busy_timeout_ms)) sql_ << s;
     });
 }
 

@@ -17,6 +17,8 @@ namespace detail {
 struct ReadStmts;
 struct WriteStmts;
 struct NoteWrite;
+struct SearchStmts;
+struct IndexDelta;
 }  // namespace detail
 
 class SociStore final : public Store {
@@ -37,6 +39,23 @@ public:
                                                  OrderBy order,
                                                  const std::optional<PageKey>& after,
                                                  int limit) override;
+
+    SearchCorpus search_corpus(long long user_id) override;
+    std::vector<long long> term_dfs(long long user_id,
+                                    const std::vector<std::string>& terms) override;
+    std::vector<std::pair<std::string, long long>> prefix_terms(long long user_id,
+                                                                const std::string& prefix,
+                                                                int limit) override;
+    std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
+                                           const SearchFilter& f, int limit) override;
+    std::vector<IndexedNote> indexed_notes(long long user_id,
+                                           const std::vector<std::string>& ids) override;
+    std::vector<SearchHit> notes_by_ids(long long user_id, const std::vector<std::string>& ids,
+                                        bool with_content) override;
+    void save_snapshot(const SnapshotRecord& s) override;
+    std::optional<SnapshotRecord> find_snapshot(long long user_id, const std::string& id,
+                                                long long now_us) override;
+    int purge_snapshots(long long now_us, int max_rows) override;
 
     void migrate() override;
     int schema_version() override;
@@ -65,6 +84,7 @@ private:
     void drop_statements();
     detail::ReadStmts& reads();
     detail::WriteStmts& writes();
+    detail::SearchStmts& searches();
     /// The id (and note_count) of the user's collection with this uuid; 0 when unknown.
     long long find_collection(long long user_id, const std::string& uuid, long long* note_count);
     bool table_exists(const std::string& name);
@@ -72,11 +92,21 @@ private:
     void lock_user(long long user_id);
     long long run_insert(soci::statement& st, const char* table, long long& id);
     void upsert_collection(const CollectionInput& c, std::map<std::string, long long>& ids,
-                           long long& added);
+                           detail::IndexDelta& delta);
     WriteOutcome upsert_note(const detail::NoteWrite& n, std::map<std::string, long long>& ids,
-                             long long& added);
+                             detail::IndexDelta& delta);
     void relink_note(const detail::NoteWrite& n, long long note_id, bool existed,
                      const std::map<std::string, long long>& ids);
+    /// Records the postings, document-frequency and token-sum changes of writing n (nullptr:
+    /// deleting the note) over its stored index (when existed).
+    void reindex_note(const detail::NoteWrite* n, long long note_id, bool existed,
+                      const std::string& uuid, detail::IndexDelta& delta);
+    /// Writes the netted changes (postings, term_df, users' counts) and clears them.
+    void apply_index(long long user_id, detail::IndexDelta& delta);
+    void apply_df(std::vector<std::pair<std::string, int>>& changes);
+    /// term_postings with a collection filter over the resolved collection ids.
+    std::vector<TermPosting> postings_in_collections(const std::vector<long long>& colls,
+                                                     long long coll_notes, int limit);
 
     DbTarget target_;
     std::unique_ptr<Dialect> dialect_;
@@ -84,6 +114,7 @@ private:
     bool lost_ = false;
     std::unique_ptr<detail::ReadStmts> reads_;
     std::unique_ptr<detail::WriteStmts> writes_;
+    std::unique_ptr<detail::SearchStmts> search_;
 };
 
 }  // namespace notesd

@@ -1,5 +1,6 @@
-// The write path of SociStore: batches of collections and notes, note deletion, and the
-// maintained counts (users.note_count / collection_count, collections.note_count).
+// The write path of SociStore: batches of collections and notes, note deletion, the
+// maintained counts (users.note_count / collection_count / token sums, collections.note_count)
+// and the search index (postings, term_df) kept in step in the same transaction.
 #include <algorithm>
 #include <stdexcept>
 
@@ -47,6 +48,30 @@ void field(std::string& s, const std::string& v) {
     s += v;
 }
 
+// Longest stored term in bytes: text.hpp cuts words at kMaxTermChars (48) code points. The
+// bound keeps the term key columns within every backend's index key limit.
+constexpr std::size_t kMaxTermBytes = 48 * 4;
+// Netted postings changes held in memory before a write_batch applies them.
+constexpr std::size_t kMaxPendingPostings = 200000;
+
+// The distinct terms of both fields, sorted bytewise (the postings key order).
+std::vector<std::string> distinct_terms(const std::string& title, const std::string& body) {
+    std::vector<std::string> out;
+    for (const std::string* f : {&title, &body}) {
+        std::size_t i = 0;
+        while (i < f->size()) {
+            std::size_t e = f->find(' ', i);
+            if (e == std::string::npos) e = f->size();
+            if (e - i > kMaxTermBytes) throw std::invalid_argument("note index term too long");
+            if (e > i) out.emplace_back(*f, i, e - i);
+            i = e + 1;
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 NoteWrite prepare_note(const NoteInput& n) {
     NoteWrite w;
     w.in = &n;
@@ -67,7 +92,13 @@ NoteWrite prepare_note(const NoteInput& n) {
     }
     w.collections_text = join(w.collections);
     w.audio_text = join(audio);
-    std::string s = "notesd-note-v1|";
+    detail::uuid_halves(w.id, w.hi, w.lo);
+    need_utf8(n.title_terms, "note title terms");
+    need_utf8(n.body_terms, "note body terms");
+    need_utf8(n.plain_text, "note plain text");
+    if (n.title_len < 0 || n.body_len < 0) throw std::invalid_argument("negative term count");
+    w.terms = distinct_terms(n.title_terms, n.body_terms);
+    std::string s = "notesd-note-v2|";
     field(s, n.title);
     field(s, n.snippet);
     field(s, n.content);
@@ -80,6 +111,12 @@ NoteWrite prepare_note(const NoteInput& n) {
         field(s, kind_name(n.attachments[i].kind));
         field(s, n.attachments[i].target);
     }
+    // The index fields count too: a re-analysis of the same note is an update.
+    field(s, n.title_terms);
+    field(s, n.body_terms);
+    field(s, std::to_string(n.title_len));
+    field(s, std::to_string(n.body_len));
+    field(s, n.plain_text);
     w.hash = sha256_hex(s);
     return w;
 }
@@ -93,7 +130,7 @@ void SociStore::lock_user(long long user_id) {
 }
 
 void SociStore::upsert_collection(const CollectionInput& c, std::map<std::string, long long>& ids,
-                                  long long& added) {
+                                  detail::IndexDelta& delta) {
     WriteStmts& w = writes();
     w.cuuid = c.id;
     w.title = c.title;
@@ -113,12 +150,12 @@ void SociStore::upsert_collection(const CollectionInput& c, std::map<std::string
         return;
     }
     ids[c.id] = run_insert(w.coll_insert, "collections", w.new_id);
-    ++added;
+    ++delta.collections;
 }
 
 // Resolves the note's collections first, so an unknown one fails before anything is written.
 WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, long long>& ids,
-                                    long long& added) {
+                                    detail::IndexDelta& delta) {
     WriteStmts& w = writes();
     for (const std::string& c : n.collections) {
         if (ids.count(c)) continue;
@@ -130,7 +167,9 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     w.uuid = n.id;
     const bool existed = fetch_one(w.note_find);
     if (existed && w.o_hash == n.hash) return WriteOutcome::Unchanged;
-    const long long existing_id = w.o_id;
+    long long note_id = w.o_id;
+    // The stored index is read before the update overwrites it.
+    if (existed) reindex_note(&n, note_id, true, n.id, delta);
     const NoteInput& in = *n.in;
     w.title = in.title;
     w.snippet = in.snippet;
@@ -141,16 +180,123 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     w.colls = n.collections_text;
     w.audios = n.audio_text;
     w.hash = n.hash;
-    long long note_id = existing_id;
+    w.title_terms = in.title_terms;
+    w.body_terms = in.body_terms;
+    w.title_len = in.title_len;
+    w.body_len = in.body_len;
+    w.plain_text = in.plain_text;
     if (existed) {
         w.id = note_id;
         exec(w.note_update);
     } else {
+        w.uuid = n.id;
         note_id = run_insert(w.note_insert, "notes", w.new_id);
-        ++added;
+        ++delta.notes;
+        reindex_note(&n, note_id, false, n.id, delta);
     }
     relink_note(n, note_id, existed, ids);
     return existed ? WriteOutcome::Updated : WriteOutcome::Inserted;
+}
+
+void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed,
+                             const std::string& uuid, detail::IndexDelta& delta) {
+    WriteStmts& w = writes();
+    long long hi = 0, lo = 0;
+    detail::uuid_halves(uuid, hi, lo);
+    std::vector<std::string> old_terms;
+    long long old_updated = 0, old_created = 0, old_flags = 0;
+    if (existed) {
+        w.id = note_id;
+        if (!fetch_one(w.note_old_index)) throw std::runtime_error("note vanished while indexing");
+        old_terms = distinct_terms(w.on_title_terms, w.on_body_terms);
+        delta.title_tokens -= w.on_title_len;
+        delta.body_tokens -= w.on_body_len;
+        old_updated = w.on_updated;
+        old_created = w.on_created;
+        old_flags = w.on_flags;
+    }
+    static const std::vector<std::string> kNone;
+    const std::vector<std::string>& new_terms = n ? n->terms : kNone;
+    // The key holds updated_us and the row copies created_us and flags: when any of them
+    // changes every row of the note is rewritten, otherwise only the added and removed terms.
+    const bool moved = !n || old_updated != n->in->updated_us ||
+                       old_created != n->in->created_us || old_flags != n->in->flags;
+    for (const std::string& t : old_terms) {
+        const bool kept = std::binary_search(new_terms.begin(), new_terms.end(), t);
+        if (!kept) delta.df.emplace_back(t, -1);
+        if (!kept || moved) delta.remove(detail::PostingKey{t, old_updated, hi, lo});
+    }
+    if (!n) return;
+    delta.title_tokens += n->in->title_len;
+    delta.body_tokens += n->in->body_len;
+    for (const std::string& t : new_terms) {
+        const bool had = std::binary_search(old_terms.begin(), old_terms.end(), t);
+        if (!had) delta.df.emplace_back(t, +1);
+        if (!had || moved)
+            delta.add(detail::PostingKey{t, n->in->updated_us, hi, lo}, note_id,
+                      n->in->created_us, n->in->flags);
+    }
+}
+
+// Sorting makes the writes B-tree ordered. Per posting key the first change tells whether the
+// row exists now (a removal: it does) and the last one whether it must exist afterwards.
+void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
+    WriteStmts& w = writes();
+    w.u = user_id;
+    std::vector<detail::IndexDelta::Op>& ops = delta.ops;
+    std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    for (std::size_t i = 0; i < ops.size();) {
+        std::size_t j = i + 1;
+        while (j < ops.size() && !(ops[i].key < ops[j].key)) ++j;
+        const detail::IndexDelta::Op& last = ops[j - 1];
+        const bool existed = !ops[i].add;
+        w.p_term = ops[i].key.term;
+        w.p_updated = ops[i].key.updated;
+        w.p_hi = ops[i].key.hi;
+        w.p_lo = ops[i].key.lo;
+        if (existed) exec(w.posting_delete);
+        if (last.add) {
+            w.p_note = last.note_id;
+            w.p_created = last.created;
+            w.p_flags = last.flags;
+            exec(w.posting_insert);
+        }
+        i = j;
+    }
+    apply_df(delta.df);
+    if (delta.notes || delta.collections || delta.title_tokens || delta.body_tokens) {
+        w.dn = delta.notes;
+        w.dc = delta.collections;
+        w.dtt = delta.title_tokens;
+        w.dbt = delta.body_tokens;
+        exec(w.user_bump);
+    }
+    delta = detail::IndexDelta();
+}
+
+// term_df changes, summed per term, are one statement per term in the usual case: a decrease
+// that empties the row deletes it (df = -change), an increase of a known term updates it.
+void SociStore::apply_df(std::vector<std::pair<std::string, int>>& changes) {
+    WriteStmts& w = writes();
+    std::sort(changes.begin(), changes.end());
+    for (std::size_t i = 0; i < changes.size();) {
+        long long d = 0;
+        std::size_t j = i;
+        for (; j < changes.size() && changes[j].first == changes[i].first; ++j) d += changes[j].second;
+        w.p_term = changes[i].first;
+        i = j;
+        if (d == 0) continue;
+        if (d < 0) {
+            w.df_gone = -d;
+            exec(w.df_drop);
+            if (w.df_drop.get_affected_rows() > 0) continue;
+        }
+        w.df_delta = d;
+        exec(w.df_add);
+        if (w.df_add.get_affected_rows() > 0) continue;
+        if (d < 0) throw std::runtime_error("term statistics out of step with the notes");
+        exec(w.df_insert);
+    }
 }
 
 // Rewrites the note's collection links (with its current sort keys) and attachments, and
@@ -210,17 +356,14 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
         detail::WriteTxn tx(sql_, dialect_->begin_write());
         lock_user(user_id);
         std::map<std::string, long long> ids;
-        long long added_colls = 0;
-        long long added_notes = 0;
-        for (const CollectionInput& c : colls) upsert_collection(c, ids, added_colls);
-        for (const NoteWrite& n : prepared) out.push_back(upsert_note(n, ids, added_notes));
-        if (added_colls || added_notes) {
-            WriteStmts& w = writes();
-            w.u = user_id;
-            w.dn = added_notes;
-            w.dc = added_colls;
-            exec(w.user_bump);
+        detail::IndexDelta delta;
+        for (const CollectionInput& c : colls) upsert_collection(c, ids, delta);
+        for (const NoteWrite& n : prepared) {
+            out.push_back(upsert_note(n, ids, delta));
+            // A huge batch is applied in parts, so memory stays bounded.
+            if (delta.ops.size() >= kMaxPendingPostings) apply_index(user_id, delta);
         }
+        apply_index(user_id, delta);
         tx.commit();
         return out;
     });
@@ -236,7 +379,11 @@ bool SociStore::delete_note(long long user_id, const std::string& note_id) {
         if (!fetch_one(w.lock_user)) return false;
         w.uuid = *id;
         if (!fetch_one(w.note_find)) return false;
-        w.id = w.o_id;
+        const long long nid = w.o_id;
+        detail::IndexDelta delta;
+        reindex_note(nullptr, nid, true, *id, delta);
+        delta.notes = -1;
+        w.id = nid;
         std::vector<long long> links;
         w.note_links.execute();
         while (w.note_links.fetch()) links.push_back(w.link);
@@ -246,13 +393,11 @@ bool SociStore::delete_note(long long user_id, const std::string& note_id) {
             exec(w.coll_bump);
         }
         // Explicit deletes keep the counts right even on a connection without foreign keys.
+        w.id = nid;
         exec(w.links_delete);
         exec(w.att_delete);
         exec(w.note_delete);
-        w.u = user_id;
-        w.dn = -1;
-        w.dc = 0;
-        exec(w.user_bump);
+        apply_index(user_id, delta);
         tx.commit();
         return true;
     });

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../model.hpp"
@@ -26,6 +27,32 @@ public:
                                                          const CollectionFilter& f, OrderBy order,
                                                          const std::optional<PageKey>& after,
                                                          int limit) = 0;
+
+    // --- search (contract section 5); terms are the output of text.hpp's analysis ---
+    virtual SearchCorpus search_corpus(long long user_id) = 0;
+    /// Document frequency among the user's notes of each term (same order; 0 when absent).
+    virtual std::vector<long long> term_dfs(long long user_id, const std::vector<std::string>& terms) = 0;
+    /// Stored terms of the user starting with `prefix` (bytewise), by df desc then term asc.
+    virtual std::vector<std::pair<std::string, long long>> prefix_terms(long long user_id,
+                                                                        const std::string& prefix,
+                                                                        int limit) = 0;
+    /// Notes of the user containing `term` (title or body) and matching `f`, most recently
+    /// updated first (updated_us desc, id desc), at most `limit`.
+    virtual std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
+                                                   const SearchFilter& f, int limit) = 0;
+    /// The index fields of these notes of the user (any order; unknown ids are left out).
+    virtual std::vector<IndexedNote> indexed_notes(long long user_id,
+                                                   const std::vector<std::string>& ids) = 0;
+    /// Current list items (and plain text) of these notes of the user, in the order of `ids`;
+    /// deleted notes are left out.
+    virtual std::vector<SearchHit> notes_by_ids(long long user_id, const std::vector<std::string>& ids,
+                                                bool with_content) = 0;
+    virtual void save_snapshot(const SnapshotRecord& s) = 0;
+    /// The user's unexpired snapshot with this id, or nullopt (unknown, expired and foreign alike).
+    virtual std::optional<SnapshotRecord> find_snapshot(long long user_id, const std::string& id,
+                                                        long long now_us) = 0;
+    /// Deletes at most `max_rows` expired snapshots; returns how many.
+    virtual int purge_snapshots(long long now_us, int max_rows) = 0;
 
     // --- administration (notesctl) ---
     virtual void migrate() = 0;

@@ -85,6 +85,24 @@ public:
     std::vector<TokenInfo> list_tokens(long long) override { return {}; }
     bool revoke_token(long long, long long) override { return false; }
     bool delete_note(long long, const std::string&) override { return false; }
+    // The importer never searches: the search side of the interface is inert here.
+    SearchCorpus search_corpus(long long) override { return {}; }
+    std::vector<long long> term_dfs(long long, const std::vector<std::string>& t) override {
+        return std::vector<long long>(t.size(), 0);
+    }
+    std::vector<std::pair<std::string, long long>> prefix_terms(long long, const std::string&, int) override {
+        return {};
+    }
+    std::vector<TermPosting> term_postings(long long, const std::string&, const SearchFilter&, int) override {
+        return {};
+    }
+    std::vector<IndexedNote> indexed_notes(long long, const std::vector<std::string>&) override { return {}; }
+    std::vector<SearchHit> notes_by_ids(long long, const std::vector<std::string>&, bool) override { return {}; }
+    void save_snapshot(const SnapshotRecord&) override {}
+    std::optional<SnapshotRecord> find_snapshot(long long, const std::string&, long long) override {
+        return std::nullopt;
+    }
+    int purge_snapshots(long long, int) override { return 0; }
 };
 
 std::string source_dir() {

@@ -158,11 +158,14 @@ BOOST_AUTO_TEST_CASE(connection_strings) {
     BOOST_CHECK(parse_connection_string("sqlite://db=x.db").backend == Backend::Sqlite);
     t = parse_connection_string("mysql://db=notes user=u timeout=2");
     BOOST_CHECK(t.backend == Backend::MySql);
-    BOOST_CHECK_EQUAL(t.soci_params, "db=notes user=u charset=utf8mb4");
+    BOOST_CHECK_EQUAL(t.soci_params, "db=notes user=u charset=utf8mb4 connect_timeout=5");
     BOOST_CHECK_EQUAL(t.busy_timeout_ms, 2000);
     t = parse_connection_string("postgresql://dbname=notes host='/run/x y'");
     BOOST_CHECK(t.backend == Backend::PostgreSql);
-    BOOST_CHECK_EQUAL(t.soci_params, "dbname=notes host='/run/x y'");
+    BOOST_CHECK_EQUAL(t.soci_params, "dbname=notes host='/run/x y' connect_timeout=5");
+    t = parse_connection_string("postgres://dbname=n connect_timeout=2 timeout=0");
+    BOOST_CHECK_EQUAL(t.soci_params, "dbname=n connect_timeout=2");
+    BOOST_CHECK_EQUAL(t.busy_timeout_ms, 0);
     BOOST_CHECK_THROW(parse_connection_string("oracle://x"), std::invalid_argument);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x timeout=abc"), std::invalid_argument);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x bogus=1"), std::invalid_argument);

@@ -1,0 +1,185 @@
+#include "search.hpp"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "markdown.hpp"
+#include "store/store.hpp"
+#include "text.hpp"
+
+namespace notesd {
+namespace {
+
+constexpr std::size_t kSnippetChars = 200;
+constexpr std::size_t kSnippetWindowWords = 24;
+constexpr std::size_t kSnippetScanWords = 4000;  // bounds the work per result
+constexpr std::size_t kSnippetLeadWords = 3;     // context kept before the first match
+
+QueryStats gather_stats(Store& store, long long user_id, const ParsedQuery& query) {
+    QueryStats stats;
+    const SearchCorpus corpus = store.search_corpus(user_id);
+    stats.corpus = CorpusStats{corpus.notes, corpus.title_tokens, corpus.body_tokens};
+    std::vector<std::string> terms = query.lookup_terms();
+    std::vector<long long> dfs = store.term_dfs(user_id, terms);
+    for (std::size_t i = 0; i < terms.size(); ++i) stats.df[terms[i]] = dfs[i];
+    const std::string prefix = query.prefix();
+    if (!prefix.empty()) {
+        for (auto& [term, df] : store.prefix_terms(user_id, prefix,
+                                                   static_cast<int>(kMaxPrefixExpansions))) {
+            stats.df[term] = df;
+            stats.expansions.push_back(term);
+        }
+    }
+    return stats;
+}
+
+// Which query terms a word of plain text carries (ids into `terms`), by the same analysis.
+class WordMatcher {
+public:
+    explicit WordMatcher(const ParsedQuery& q) {
+        for (const Clause& c : q.clauses) {
+            for (const std::string& t : c.terms) add(t);
+            if (c.kind == ClauseKind::Prefix) prefix_ = c.prefix;
+        }
+    }
+    int match(std::string_view word) const {
+        if (!could_match(word)) return -1;
+        for (const Token& t : analyze(word)) {
+            auto it = ids_.find(t.term);
+            if (it != ids_.end()) return it->second;
+            if (!prefix_.empty() && t.surface.compare(0, prefix_.size(), prefix_) == 0)
+                return prefix_id_;
+        }
+        return -1;
+    }
+    bool empty() const { return ids_.empty() && prefix_.empty(); }
+
+private:
+    void add(const std::string& t) {
+        if (ids_.emplace(t, static_cast<int>(ids_.size())).second && !t.empty())
+            first_bytes_.insert(static_cast<unsigned char>(t[0]));
+    }
+    // Analysis is the costly step: skip ASCII words whose first letter starts no query term.
+    bool could_match(std::string_view w) const {
+        unsigned char c = static_cast<unsigned char>(w[0]);
+        for (char ch : w)
+            if (static_cast<unsigned char>(ch) >= 0x80) return true;
+        if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c + 32);
+        if (!prefix_.empty() && static_cast<unsigned char>(prefix_[0]) == c) return true;
+        for (char ch : w) {  // the first letter or digit decides ("(kubernetes)")
+            unsigned char u = static_cast<unsigned char>(ch);
+            if (std::isalnum(u)) {
+                if (u >= 'A' && u <= 'Z') u = static_cast<unsigned char>(u + 32);
+                return first_bytes_.count(u) > 0 ||
+                       (!prefix_.empty() && static_cast<unsigned char>(prefix_[0]) == u);
+            }
+        }
+        return false;
+    }
+    std::unordered_map<std::string, int> ids_;
+    std::set<unsigned char> first_bytes_;
+    std::string prefix_;
+    int prefix_id_ = 1000;
+};
+
+std::vector<std::string_view> split_words(std::string_view text, std::size_t max_words) {
+    std::vector<std::string_view> words;
+    std::size_t i = 0;
+    while (i < text.size() && words.size() < max_words) {
+        while (i < text.size() && text[i] == ' ') ++i;
+        std::size_t j = text.find(' ', i);
+        if (j == std::string_view::npos) j = text.size();
+        if (j > i) words.push_back(text.substr(i, j - i));
+        i = j;
+    }
+    return words;
+}
+
+// Byte offset a little before the first query term found in a long unspaced run; 0 when none.
+std::size_t cjk_lead(std::string_view run, const ParsedQuery& query) {
+    for (const Clause& c : query.clauses)
+        for (const std::string& t : c.terms) {
+            std::size_t at = run.find(t);
+            if (at == std::string_view::npos || at <= 30) continue;
+            std::size_t back = at - 30;
+            while (back > 0 && (static_cast<unsigned char>(run[back]) & 0xC0) == 0x80) --back;
+            return back;
+        }
+    return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const ParsedQuery& query,
+                                         const SearchFilter& filter) {
+    if (query.empty()) return {};
+    Ranker ranker(query, gather_stats(store, user_id, query));
+    const std::vector<RetrievalUnit> plan = ranker.retrieval_plan(kPostingBudget);
+    std::vector<std::vector<Posting>> postings;
+    std::unordered_map<std::string, std::size_t> fetched;  // a term shared by units is read once
+    for (const RetrievalUnit& unit : plan) {
+        auto it = fetched.find(unit.term);
+        if (it != fetched.end()) {
+            postings.push_back(postings[it->second]);
+            continue;
+        }
+        std::vector<Posting> list;
+        for (TermPosting& p : store.term_postings(user_id, unit.term, filter,
+                                                  static_cast<int>(kPostingBudget)))
+            list.push_back(Posting{std::move(p.id), p.updated_us});
+        fetched.emplace(unit.term, postings.size());
+        postings.push_back(std::move(list));
+    }
+    const std::vector<std::string> candidates =
+        ranker.bound_candidates(plan, postings, kMaxCandidates);
+    std::vector<RankedNote> ranked;
+    for (const IndexedNote& n : store.indexed_notes(user_id, candidates))
+        if (auto score = ranker.score(n.title_terms, n.body_terms))
+            ranked.push_back(RankedNote{n.id, n.updated_us, *score});
+    std::sort(ranked.begin(), ranked.end(), ranks_before);
+    std::vector<std::string> ids;
+    for (std::size_t i = 0; i < ranked.size() && i < kSnapshotSize; ++i) ids.push_back(ranked[i].id);
+    return ids;
+}
+
+std::string query_snippet(std::string_view plain_text, const ParsedQuery& query) {
+    WordMatcher matcher(query);
+    if (matcher.empty() || plain_text.empty()) return {};
+    const std::vector<std::string_view> words = split_words(plain_text, kSnippetScanWords);
+    std::vector<int> hit(words.size(), -1);
+    bool any = false;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        hit[i] = matcher.match(words[i]);
+        any = any || hit[i] >= 0;
+    }
+    if (!any) return {};
+    // The window with the most distinct matched terms (then the most matches), earliest first.
+    std::size_t best_start = 0, best_distinct = 0, best_total = 0;
+    for (std::size_t start = 0; start < words.size(); ++start) {
+        if (hit[start] < 0) continue;
+        std::set<int> distinct;
+        std::size_t total = 0;
+        for (std::size_t k = start; k < words.size() && k < start + kSnippetWindowWords; ++k)
+            if (hit[k] >= 0) distinct.insert(hit[k]), ++total;
+        if (distinct.size() > best_distinct ||
+            (distinct.size() == best_distinct && total > best_total)) {
+            best_start = start, best_distinct = distinct.size(), best_total = total;
+        }
+    }
+    std::size_t from = best_start > kSnippetLeadWords ? best_start - kSnippetLeadWords : 0;
+    std::string_view first = words[from];
+    std::string_view rest = plain_text.substr(static_cast<std::size_t>(first.data() - plain_text.data()));
+    // A long run without spaces (CJK): start shortly before the matched bigram.
+    if (from == best_start && first.size() > kSnippetChars * 2) {
+        std::size_t back = cjk_lead(first, query);
+        if (back > 0) {
+            rest = rest.substr(back);
+            from = 1;  // cut: starts with an ellipsis
+        }
+    }
+    std::string out = truncate_text(rest, from > 0 ? kSnippetChars - 1 : kSnippetChars);
+    return from > 0 ? "\xE2\x80\xA6" + out : out;
+}
+
+}  // namespace notesd

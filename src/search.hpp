@@ -1,0 +1,28 @@
+// Search: candidate retrieval through the store, BM25F ranking (rank.hpp), snapshots, and
+// query-aware snippets. The policy of contract section 5 lives here; SQL lives in the store.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model.hpp"
+#include "rank.hpp"
+
+namespace notesd {
+
+class Store;
+
+constexpr std::size_t kSnapshotSize = 100;       ///< results captured per search (contract)
+constexpr long long kPostingBudget = 20000;      ///< postings fetched per query term at most
+constexpr std::size_t kMaxCandidates = 500;      ///< notes scored per query at most
+
+/// The ids of at most kSnapshotSize notes of the user matching `query` and `filter`, best first
+/// (score desc, updated_at desc, id desc). Work is bounded by the two constants above.
+std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const ParsedQuery& query,
+                                         const SearchFilter& filter);
+
+/// A plain-text excerpt of at most 200 characters around the passage of `plain_text` that
+/// matches most query terms; empty when nothing matches (the caller keeps the stored snippet).
+std::string query_snippet(std::string_view plain_text, const ParsedQuery& query);
+
+}  // namespace notesd

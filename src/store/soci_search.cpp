@@ -1,0 +1,425 @@
+// The search side of SociStore (contract section 5, design section 5): per-user statistics,
+// candidate postings in the order ranking breaks ties with, stored index fields, result items
+// and snapshots. The database only finds and filters; ranking happens in rank.cpp.
+#include <algorithm>
+#include <stdexcept>
+
+#include "store/soci_stmt.hpp"
+#include "util.hpp"
+
+namespace notesd {
+
+using detail::fetch_one;
+using detail::Prep;
+using detail::SearchStmts;
+
+namespace {
+
+constexpr int kMaxCollectionFilter = 100;  // SearchParams::colls, the contract's limit
+
+// Appends code point c to out as UTF-8.
+void put_utf8(std::string& out, char32_t c) {
+    if (c < 0x80) {
+        out += static_cast<char>(c);
+    } else if (c < 0x800) {
+        out += static_cast<char>(0xC0 | (c >> 6));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        out += static_cast<char>(0xE0 | (c >> 12));
+        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (c >> 18));
+        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+}
+
+// Code points of valid UTF-8 text.
+std::vector<char32_t> code_points(const std::string& s) {
+    std::vector<char32_t> out;
+    for (std::size_t i = 0; i < s.size();) {
+        const unsigned char b = static_cast<unsigned char>(s[i]);
+        const int n = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        char32_t c = n == 1 ? b : n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
+        for (int k = 1; k < n; ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+        out.push_back(c);
+        i += static_cast<std::size_t>(n);
+    }
+    return out;
+}
+
+// The least valid UTF-8 string above every string starting with `prefix` (valid UTF-8): the
+// last code point incremented, trailing U+10FFFF carried. UTF-8 byte order is code point
+// order, so [prefix, end) is exactly the bytewise prefix range, and `end` stays valid UTF-8
+// (PostgreSQL rejects invalid text parameters). False when there is no upper bound.
+bool prefix_end(const std::string& prefix, std::string& end) {
+    std::vector<char32_t> cps = code_points(prefix);
+    while (!cps.empty() && cps.back() == 0x10FFFF) cps.pop_back();
+    if (cps.empty()) return false;
+    char32_t& last = cps.back();
+    last = last == 0xD7FF ? 0xE000 : last + 1;  // surrogates are not characters
+    end.clear();
+    for (char32_t c : cps) put_utf8(end, c);
+    return true;
+}
+
+void set_filter(detail::SearchParams& p, const SearchFilter& f) {
+    p.cmin = f.created.min_us;
+    p.cmax = f.created.max_us;
+    p.umin = f.updated.min_us;
+    p.umax = f.updated.max_us;
+    p.mask = p.mask2 = f.flags_any;
+}
+
+bool before(const TermPosting& a, const TermPosting& b) {
+    return a.updated_us != b.updated_us ? a.updated_us > b.updated_us : a.id > b.id;
+}
+
+std::string join_ids(const std::vector<std::string>& ids) {
+    std::string out;
+    for (const std::string& id : ids) {
+        const std::optional<std::string> c = parse_uuid(id);
+        if (!c) throw std::invalid_argument("snapshot note id is not a uuid");
+        if (!out.empty()) out += ' ';
+        out += *c;
+    }
+    return out;
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        std::size_t e = s.find(' ', i);
+        if (e == std::string::npos) e = s.size();
+        if (e > i) out.push_back(s.substr(i, e - i));
+        i = e + 1;
+    }
+    return out;
+}
+
+const char kFilters[] = " AND p.updated_us >= :umin AND p.updated_us <= :umax AND "
+                        "p.created_us >= :cmin AND p.created_us <= :cmax AND "
+                        "(:mask = 0 OR (p.flags & :mask2) <> 0)";
+
+}  // namespace
+
+// ---- statements ----
+
+namespace detail {
+
+soci::statement& SearchStmts::corpus() {
+    return lazy(1, [&] {
+        return Prep(s, "SELECT note_count, title_tokens, body_tokens FROM users WHERE id = :u")
+            .out(o_notes).out(o_tt).out(o_bt).in(p.u, "u").done();
+    });
+}
+
+soci::statement& SearchStmts::df() {
+    return lazy(2, [&] {
+        return Prep(s, "SELECT df FROM term_df WHERE user_id = :u AND term = :t")
+            .out(o_df).in(p.u, "u").in(p.term, "t").done();
+    });
+}
+
+soci::statement& SearchStmts::prefix(bool bounded) {
+    return lazy(bounded ? 3 : 4, [&] {
+        return Prep(s, std::string("SELECT term, df FROM term_df WHERE user_id = :u AND "
+                                   "term >= :p") +
+                           (bounded ? " AND term < :pe" : "") +
+                           " ORDER BY df DESC, term ASC" + d.limit_clause())
+            .out(o_term).out(o_df).in(p.u, "u").in(p.prefix, "p").in(p.prefix_end, "pe")
+            .in(p.lim, "lim").done();
+    });
+}
+
+// Postings drive: the key range (user, term, updated) read backwards is already in candidate
+// order, so LIMIT stops the scan. With collections, each row is checked in note_collections'
+// primary key (note_id, collection_id). One collection drives: its (collection, updated, uuid)
+// index is read in the same order and each note probed in the postings key by updated_us.
+soci::statement& SearchStmts::postings(int collections, bool by_collection) {
+    const int key = by_collection ? 10 : 5 + std::min(collections, 2);
+    return lazy(key, [&] {
+        std::string sql;
+        if (by_collection) {
+            sql = "SELECT nc.note_uuid, nc.updated_us FROM note_collections nc WHERE "
+                  "nc.collection_id = :coll AND nc.updated_us >= :umin AND nc.updated_us <= "
+                  ":umax AND nc.created_us >= :cmin AND nc.created_us <= :cmax AND (:mask = 0 "
+                  "OR (nc.flags & :mask2) <> 0) AND EXISTS (SELECT 1 FROM postings p WHERE "
+                  "p.user_id = :u AND p.term = :t AND p.updated_us = nc.updated_us AND "
+                  "p.note_id = nc.note_id) ORDER BY nc.updated_us DESC, nc.note_uuid DESC" +
+                  d.limit_clause();
+        } else {
+            sql = std::string("SELECT p.uid_hi, p.uid_lo, p.updated_us FROM postings p WHERE "
+                              "p.user_id = :u AND p.term = :t") + kFilters;
+            if (collections == 1) {
+                sql += " AND EXISTS (SELECT 1 FROM note_collections nc WHERE nc.note_id = "
+                       "p.note_id AND nc.collection_id = :c0)";
+            } else if (collections > 1) {
+                sql += " AND EXISTS (SELECT 1 FROM note_collections nc WHERE nc.note_id = "
+                       "p.note_id AND nc.collection_id IN (";
+                for (int i = 0; i < kMaxCollectionFilter; ++i)
+                    sql += (i ? ", :c" : ":c") + std::to_string(i);
+                sql += "))";
+            }
+            sql += " ORDER BY p.updated_us DESC, p.uid_hi DESC, p.uid_lo DESC" + d.limit_clause();
+        }
+        Prep q(s, sql);
+        if (by_collection) q.out(o_uuid).out(o_updated);
+        else q.out(o_hi).out(o_lo).out(o_updated);
+        q.in(p.u, "u").in(p.term, "t").in(p.coll, "coll").in(p.umin, "umin").in(p.umax, "umax")
+            .in(p.cmin, "cmin").in(p.cmax, "cmax").in(p.mask, "mask").in(p.mask2, "mask2")
+            .in(p.lim, "lim");
+        std::vector<std::string> names(kMaxCollectionFilter);
+        for (int i = 0; i < kMaxCollectionFilter; ++i) {
+            names[i] = "c" + std::to_string(i);
+            q.in(p.colls[static_cast<std::size_t>(i)], names[i].c_str());
+        }
+        return q.done();
+    });
+}
+
+soci::statement& SearchStmts::indexed() {
+    return lazy(11, [&] {
+        return Prep(s, "SELECT uuid, updated_us, title_terms, body_terms FROM notes WHERE "
+                       "user_id = :u AND uuid = :uuid")
+            .out(o_uuid).out(o_updated).out(o_title_terms).out(o_body_terms).in(p.u, "u")
+            .in(p.uuid, "uuid").done();
+    });
+}
+
+// The columns and row mapping of list_notes (ReadStmts::note_list), plus plain_text.
+soci::statement& SearchStmts::hit(bool with_content) {
+    return lazy(with_content ? 12 : 13, [&] {
+        Prep q(s, std::string("SELECT n.uuid, n.title, n.snippet, ") +
+                      (with_content ? "n.content, " : "") +
+                      "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, "
+                      "n.plain_text FROM notes n WHERE n.user_id = :u AND n.uuid = :uuid");
+        q.out(nr.uuid).out(nr.title).out(nr.snippet);
+        if (with_content) q.out(nr.content);
+        q.out(nr.created).out(nr.updated).out(nr.colls).out(nr.audios).out(o_plain);
+        return q.in(p.u, "u").in(p.uuid, "uuid").done();
+    });
+}
+
+soci::statement& SearchStmts::snapshot_insert() {
+    return lazy(14, [&] {
+        return Prep(s, "INSERT INTO snapshots (id, user_id, fingerprint, created_us, expires_us, "
+                       "note_ids) VALUES (:id, :u, :fp, :created, :expires, :ids)")
+            .in(snap.id, "id").in(snap.user_id, "u").in(snap.fingerprint, "fp")
+            .in(snap.created_us, "created").in(snap.expires_us, "expires").in(snap_ids, "ids")
+            .done();
+    });
+}
+
+soci::statement& SearchStmts::snapshot_find() {
+    return lazy(15, [&] {
+        return Prep(s, "SELECT fingerprint, created_us, expires_us, note_ids FROM snapshots "
+                       "WHERE id = :id AND user_id = :u AND expires_us > :now")
+            .out(snap.fingerprint).out(snap.created_us).out(snap.expires_us).out(snap_ids)
+            .in(p.uuid, "id").in(p.u, "u").in(p.now, "now").done();
+    });
+}
+
+soci::statement& SearchStmts::snapshot_purge() {
+    return lazy(16, [&] {
+        return Prep(s, d.delete_expired_snapshots()).in(p.now, "now").in(p.lim, "lim").done();
+    });
+}
+
+}  // namespace detail
+
+// ---- the Store methods ----
+
+SearchCorpus SociStore::search_corpus(long long user_id) {
+    return guarded("search_corpus", [&] {
+        SearchStmts& q = searches();
+        q.p.u = user_id;
+        SearchCorpus c;
+        if (fetch_one(q.corpus())) c = SearchCorpus{q.o_notes, q.o_tt, q.o_bt};
+        return c;
+    });
+}
+
+std::vector<long long> SociStore::term_dfs(long long user_id,
+                                           const std::vector<std::string>& terms) {
+    return guarded("term_dfs", [&] {
+        SearchStmts& q = searches();
+        q.p.u = user_id;
+        std::vector<long long> out;
+        out.reserve(terms.size());
+        for (const std::string& t : terms) {
+            q.p.term = t;
+            out.push_back(valid_utf8(t) && fetch_one(q.df()) ? q.o_df : 0);
+        }
+        return out;
+    });
+}
+
+std::vector<std::pair<std::string, long long>> SociStore::prefix_terms(long long user_id,
+                                                                       const std::string& prefix,
+                                                                       int limit) {
+    std::vector<std::pair<std::string, long long>> out;
+    // Stored terms are whole UTF-8 code points, and so must a prefix be to match one.
+    if (limit <= 0 || !valid_utf8(prefix)) return out;
+    return guarded("prefix_terms", [&] {
+        SearchStmts& q = searches();
+        q.p.u = user_id;
+        q.p.prefix = prefix;
+        q.p.lim = limit;
+        const bool bounded = prefix_end(prefix, q.p.prefix_end);
+        soci::statement& st = q.prefix(bounded);
+        st.execute();
+        while (st.fetch()) out.emplace_back(q.o_term, q.o_df);
+        return out;
+    });
+}
+
+std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::string& term,
+                                                  const SearchFilter& f, int limit) {
+    if (limit <= 0 || !valid_utf8(term)) return {};
+    return guarded("term_postings", [&] {
+        std::vector<TermPosting> out;
+        // Unknown, foreign and malformed collection ids are ignored; none left: no notes.
+        std::vector<long long> colls;
+        long long coll_notes = 0;
+        for (const std::string& id : f.collection_ids) {
+            long long n = 0;
+            const long long c = find_collection(user_id, id, &n);
+            if (c == 0 || std::find(colls.begin(), colls.end(), c) != colls.end()) continue;
+            colls.push_back(c);
+            coll_notes += n;
+            if (static_cast<int>(colls.size()) == kMaxCollectionFilter) break;
+        }
+        if (!f.collection_ids.empty() && colls.empty()) return out;
+        SearchStmts& q = searches();
+        q.p.u = user_id;
+        q.p.term = term;
+        q.p.lim = limit;
+        set_filter(q.p, f);
+        if (!colls.empty()) return postings_in_collections(colls, coll_notes, limit);
+        soci::statement& st = q.postings(0, false);
+        st.execute();
+        while (st.fetch())
+            out.push_back(TermPosting{detail::uuid_from_halves(q.o_hi, q.o_lo), q.o_updated});
+        return out;
+    });
+}
+
+// Whichever side is smaller drives: the collections' notes (each probed in postings) when
+// they are fewer than the term's notes, else the term's postings (each probed in the links).
+// Both give the same rows in the same order; only the work differs.
+std::vector<TermPosting> SociStore::postings_in_collections(const std::vector<long long>& colls,
+                                                            long long coll_notes, int limit) {
+    SearchStmts& q = searches();
+    std::vector<TermPosting> out;
+    const long long df = fetch_one(q.df()) ? q.o_df : 0;
+    if (df == 0) return out;
+    if (coll_notes >= df) {
+        for (std::size_t i = 0; i < q.p.colls.size(); ++i)
+            q.p.colls[i] = colls[i < colls.size() ? i : 0];  // padding repeats a listed id
+        soci::statement& st = q.postings(static_cast<int>(colls.size()), false);
+        st.execute();
+        while (st.fetch())
+            out.push_back(TermPosting{detail::uuid_from_halves(q.o_hi, q.o_lo), q.o_updated});
+        return out;
+    }
+    soci::statement& st = q.postings(1, true);
+    for (long long c : colls) {
+        q.p.coll = c;
+        st.execute();
+        while (st.fetch()) out.push_back(TermPosting{q.o_uuid, q.o_updated});
+    }
+    // Merge: a note in several listed collections comes once; the global order and limit hold.
+    std::sort(out.begin(), out.end(), before);
+    out.erase(std::unique(out.begin(), out.end(),
+                          [](const TermPosting& a, const TermPosting& b) { return a.id == b.id; }),
+              out.end());
+    if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
+    return out;
+}
+
+std::vector<IndexedNote> SociStore::indexed_notes(long long user_id,
+                                                  const std::vector<std::string>& ids) {
+    return guarded("indexed_notes", [&] {
+        SearchStmts& q = searches();
+        q.p.u = user_id;
+        std::vector<IndexedNote> out;
+        out.reserve(ids.size());
+        for (const std::string& id : ids) {
+            const std::optional<std::string> c = parse_uuid(id);
+            if (!c) continue;
+            q.p.uuid = *c;
+            if (fetch_one(q.indexed()))
+                out.push_back(IndexedNote{q.o_uuid, q.o_updated, q.o_title_terms, q.o_body_terms});
+        }
+        return out;
+    });
+}
+
+std::vector<SearchHit> SociStore::notes_by_ids(long long user_id,
+                                               const std::vector<std::string>& ids,
+                                               bool with_content) {
+    return guarded("notes_by_ids", [&] {
+        SearchStmts& q = searches();
+        q.p.u = user_id;
+        soci::statement& st = q.hit(with_content);
+        std::vector<SearchHit> out;
+        out.reserve(ids.size());
+        for (const std::string& id : ids) {
+            const std::optional<std::string> c = parse_uuid(id);
+            if (!c) continue;
+            q.p.uuid = *c;
+            if (fetch_one(st)) out.push_back(SearchHit{detail::to_note(q.nr, with_content), q.o_plain});
+        }
+        return out;
+    });
+}
+
+void SociStore::save_snapshot(const SnapshotRecord& s) {
+    const std::optional<std::string> id = parse_uuid(s.id);
+    if (!id) throw std::invalid_argument("snapshot id is not a uuid");
+    if (!valid_utf8(s.fingerprint)) throw std::invalid_argument("snapshot fingerprint is not UTF-8");
+    const std::string ids = join_ids(s.note_ids);
+    guarded("save_snapshot", [&] {
+        SearchStmts& q = searches();
+        q.snap = s;
+        q.snap.id = *id;
+        q.snap_ids = ids;
+        detail::exec(q.snapshot_insert());
+    });
+}
+
+std::optional<SnapshotRecord> SociStore::find_snapshot(long long user_id, const std::string& id,
+                                                       long long now_us) {
+    const std::optional<std::string> c = parse_uuid(id);
+    if (!c) return std::nullopt;
+    return guarded("find_snapshot", [&]() -> std::optional<SnapshotRecord> {
+        SearchStmts& q = searches();
+        q.p.uuid = *c;
+        q.p.u = user_id;
+        q.p.now = now_us;
+        if (!fetch_one(q.snapshot_find())) return std::nullopt;
+        SnapshotRecord r = q.snap;
+        r.id = *c;
+        r.user_id = user_id;
+        r.note_ids = split_words(q.snap_ids);
+        return r;
+    });
+}
+
+int SociStore::purge_snapshots(long long now_us, int max_rows) {
+    if (max_rows <= 0) return 0;
+    return guarded("purge_snapshots", [&] {
+        SearchStmts& q = searches();
+        q.p.now = now_us;
+        q.p.lim = max_rows;
+        soci::statement& st = q.snapshot_purge();
+        detail::exec(st);
+        return static_cast<int>(st.get_affected_rows());
+    });
+}
+
+}  // namespace notesd

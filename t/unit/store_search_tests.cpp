@@ -1,0 +1,644 @@
+// The store's search side, through the Store interface, against NOTESD_TEST_DB (a connection
+// string) or a fresh SQLite file. The index tables are checked against a brute-force
+// recomputation from the stored notes, and every query against a brute-force model.
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include <soci/soci.h>
+
+#include "store/dialect.hpp"
+#include "store/store.hpp"
+#include "util.hpp"
+
+using namespace notesd;
+
+namespace {
+
+struct SearchFixture {
+    std::string dir;
+    std::string conn;
+    std::unique_ptr<Store> store;
+
+    SearchFixture() {
+        const char* env = std::getenv("NOTESD_TEST_DB");
+        if (env && *env) {
+            conn = env;
+        } else {
+            const char* tmp = std::getenv("TMPDIR");
+            std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/notesd-search-XXXXXX";
+            if (!mkdtemp(&tmpl[0])) throw std::runtime_error("mkdtemp failed");
+            dir = tmpl;
+            conn = "sqlite3://db=" + dir + "/test.db";
+        }
+        store = open_store(conn);
+        store->migrate();
+    }
+    ~SearchFixture() {
+        store.reset();
+        if (dir.empty()) return;
+        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm"})
+            std::remove((dir + f).c_str());
+        rmdir(dir.c_str());
+    }
+    long long user(const std::string& base) {
+        return store->add_user(base + "-" + new_uuid().substr(0, 8), 1000);
+    }
+    /// A second connection for reading the tables directly.
+    std::unique_ptr<soci::session> raw() const {
+        const DbTarget t = parse_connection_string(conn);
+        return std::make_unique<soci::session>(make_dialect(t.backend)->factory(), t.soci_params);
+    }
+};
+
+std::vector<std::string> words(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        std::size_t e = s.find(' ', i);
+        if (e == std::string::npos) e = s.size();
+        if (e > i) out.push_back(s.substr(i, e - i));
+        i = e + 1;
+    }
+    return out;
+}
+
+std::set<std::string> distinct(const std::string& title, const std::string& body) {
+    std::set<std::string> out;
+    for (auto& w : words(title)) out.insert(w);
+    for (auto& w : words(body)) out.insert(w);
+    return out;
+}
+
+NoteInput mk(const std::string& id, const std::string& tt, const std::string& bt, long long created,
+             long long updated, int flags = 0, std::vector<std::string> colls = {}) {
+    NoteInput n;
+    n.id = id;
+    n.title = "T " + tt;
+    n.snippet = "S";
+    n.content = "# T\n\n" + bt;
+    n.plain_text = "plain " + bt;
+    n.title_terms = tt;
+    n.body_terms = bt;
+    n.title_len = static_cast<long long>(words(tt).size());
+    n.body_len = static_cast<long long>(words(bt).size());
+    n.created_us = created;
+    n.updated_us = updated;
+    n.flags = flags;
+    n.collection_ids = std::move(colls);
+    return n;
+}
+
+CollectionInput coll(const std::string& id) {
+    CollectionInput c;
+    c.id = id;
+    c.title = "c";
+    c.created_us = c.updated_us = 1;
+    return c;
+}
+
+// The expected (uid_hi, uid_lo) of a uuid, computed independently of the store.
+std::pair<long long, long long> halves(const std::string& uuid) {
+    std::string hex;
+    for (char c : uuid)
+        if (c != '-') hex += c;
+    const unsigned long long sign = 1ULL << 63;
+    return {static_cast<long long>(std::stoull(hex.substr(0, 16), nullptr, 16) ^ sign),
+            static_cast<long long>(std::stoull(hex.substr(16), nullptr, 16) ^ sign)};
+}
+
+// Recomputes postings, term_df and the corpus sums of one user from the stored notes and
+// compares them with the maintained tables, and with what the Store methods answer.
+void check_index(soci::session& db, Store& store, long long user) {
+    using Row = std::tuple<std::string, long long, long long, long long, long long, long long,
+                           long long>;
+    std::set<Row> want_postings;
+    std::map<std::string, long long> want_df;
+    long long notes = 0, tt_sum = 0, bt_sum = 0;
+    {
+        long long id = 0, tl = 0, bl = 0, created = 0, updated = 0, flags = 0;
+        std::string uuid, tt, bt;
+        soci::statement st = (db.prepare << "SELECT id, uuid, title_terms, body_terms, title_len, "
+                                            "body_len, created_us, updated_us, flags FROM notes "
+                                            "WHERE user_id = :u",
+                              soci::into(id), soci::into(uuid), soci::into(tt), soci::into(bt),
+                              soci::into(tl), soci::into(bl), soci::into(created),
+                              soci::into(updated), soci::into(flags), soci::use(user, "u"));
+        st.execute();
+        while (st.fetch()) {
+            ++notes;
+            tt_sum += tl;
+            bt_sum += bl;
+            const auto h = halves(uuid);
+            for (const std::string& t : distinct(tt, bt)) {
+                want_postings.insert(Row{t, updated, h.first, h.second, id, created, flags});
+                ++want_df[t];
+            }
+        }
+    }
+    std::set<Row> got_postings;
+    {
+        std::string term;
+        long long updated = 0, hi = 0, lo = 0, note = 0, created = 0, flags = 0;
+        soci::statement st = (db.prepare << "SELECT term, updated_us, uid_hi, uid_lo, note_id, "
+                                            "created_us, flags FROM postings WHERE user_id = :u",
+                              soci::into(term), soci::into(updated), soci::into(hi), soci::into(lo),
+                              soci::into(note), soci::into(created), soci::into(flags),
+                              soci::use(user, "u"));
+        st.execute();
+        while (st.fetch()) got_postings.insert(Row{term, updated, hi, lo, note, created, flags});
+    }
+    BOOST_CHECK_EQUAL(got_postings.size(), want_postings.size());
+    BOOST_CHECK(got_postings == want_postings);
+    std::map<std::string, long long> got_df;
+    {
+        std::string term;
+        long long df = 0;
+        soci::statement st = (db.prepare << "SELECT term, df FROM term_df WHERE user_id = :u",
+                              soci::into(term), soci::into(df), soci::use(user, "u"));
+        st.execute();
+        while (st.fetch()) got_df[term] = df;
+    }
+    BOOST_CHECK(got_df == want_df);
+    const SearchCorpus c = store.search_corpus(user);
+    BOOST_CHECK_EQUAL(c.notes, notes);
+    BOOST_CHECK_EQUAL(c.title_tokens, tt_sum);
+    BOOST_CHECK_EQUAL(c.body_tokens, bt_sum);
+    std::vector<std::string> terms{"never-indexed"};
+    for (const auto& kv : want_df) terms.push_back(kv.first);
+    const std::vector<long long> dfs = store.term_dfs(user, terms);
+    BOOST_REQUIRE_EQUAL(dfs.size(), terms.size());
+    BOOST_CHECK_EQUAL(dfs[0], 0);
+    for (std::size_t i = 1; i < terms.size(); ++i) BOOST_CHECK_EQUAL(dfs[i], want_df[terms[i]]);
+}
+
+const std::vector<std::string> kVocab = {
+    "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa",
+    "東京", "京都", "😀", "한국", "café", "a", "ab", "abc"};
+
+std::string random_terms(std::mt19937& rng, int max_words) {
+    std::uniform_int_distribution<int> len(0, max_words);
+    // skewed: low indexes are frequent
+    std::geometric_distribution<int> pick(0.25);
+    std::string out;
+    for (int n = len(rng); n > 0; --n) {
+        if (!out.empty()) out += ' ';
+        out += kVocab[static_cast<std::size_t>(pick(rng)) % kVocab.size()];
+    }
+    return out;
+}
+
+// The brute-force model of term_postings.
+std::vector<std::string> expect_postings(const std::map<std::string, NoteInput>& notes,
+                                         const std::string& term, const SearchFilter& f,
+                                         const std::set<std::string>& own_colls, int limit) {
+    std::vector<const NoteInput*> v;
+    for (const auto& kv : notes) {
+        const NoteInput& n = kv.second;
+        if (!distinct(n.title_terms, n.body_terms).count(term)) continue;
+        if (n.created_us < f.created.min_us || n.created_us > f.created.max_us) continue;
+        if (n.updated_us < f.updated.min_us || n.updated_us > f.updated.max_us) continue;
+        if (f.flags_any && !(n.flags & f.flags_any)) continue;
+        if (!f.collection_ids.empty()) {
+            bool in = false;
+            for (const std::string& c : f.collection_ids)
+                if (own_colls.count(c) &&
+                    std::find(n.collection_ids.begin(), n.collection_ids.end(), c) !=
+                        n.collection_ids.end())
+                    in = true;
+            if (!in) continue;
+        }
+        v.push_back(&n);
+    }
+    std::sort(v.begin(), v.end(), [](const NoteInput* a, const NoteInput* b) {
+        return a->updated_us != b->updated_us ? a->updated_us > b->updated_us : a->id > b->id;
+    });
+    std::vector<std::string> out;
+    for (const NoteInput* n : v)
+        if (static_cast<int>(out.size()) < limit) out.push_back(n->id);
+    return out;
+}
+
+std::vector<std::string> posting_ids(const std::vector<TermPosting>& v) {
+    std::vector<std::string> out;
+    for (const auto& p : v) out.push_back(p.id);
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(store_search)
+
+// Random inserts, updates (terms, times, flags), unchanged re-imports, a note twice in one
+// batch and deletes, for two users; after every step the index equals its recomputation.
+BOOST_FIXTURE_TEST_CASE(index_maintenance_matches_recomputation, SearchFixture) {
+    auto db = raw();
+    std::mt19937 rng(7);
+    const long long users[2] = {user("idx-a"), user("idx-b")};
+    std::map<std::string, NoteInput> model[2];
+    std::vector<std::string> colls[2];
+    for (int k = 0; k < 2; ++k) {
+        for (int i = 0; i < 3; ++i) colls[k].push_back(new_uuid());
+        std::vector<CollectionInput> cs;
+        for (auto& c : colls[k]) cs.push_back(coll(c));
+        store->write_batch(users[k], cs, {});
+    }
+    auto random_note = [&](int k, const std::string& id) {
+        std::vector<std::string> cs;
+        for (auto& c : colls[k])
+            if (rng() % 3 == 0) cs.push_back(c);
+        return mk(id, random_terms(rng, 4), random_terms(rng, 12), 100 + rng() % 50,
+                  200 + rng() % 50, static_cast<int>(rng() % 16), cs);
+    };
+    for (int round = 0; round < 40; ++round) {
+        const int k = round % 2;
+        std::vector<NoteInput> batch;
+        const int n = 1 + static_cast<int>(rng() % 8);
+        for (int i = 0; i < n; ++i) {
+            const int op = static_cast<int>(rng() % 6);
+            if (op <= 1 || model[k].empty()) {
+                batch.push_back(random_note(k, new_uuid()));
+                continue;
+            }
+            auto it = model[k].begin();
+            std::advance(it, rng() % model[k].size());
+            NoteInput x = it->second;
+            if (op == 2) x = random_note(k, x.id);             // new terms and times
+            else if (op == 3) x.updated_us += 1 + rng() % 3;   // same terms, moved
+            else if (op == 4) x.flags ^= 1 << (rng() % 4);     // only a copied column
+            else x.body_terms += x.body_terms.empty() ? "zeta" : " zeta";  // one more term
+            x.body_len = static_cast<long long>(words(x.body_terms).size());
+            batch.push_back(x);
+            if (rng() % 4 == 0) {  // the same note again in the same batch
+                NoteInput y = random_note(k, x.id);
+                batch.push_back(y);
+            }
+        }
+        if (round % 5 == 4 && !model[k].empty()) batch.push_back(model[k].begin()->second);
+        store->write_batch(users[k], {}, batch);
+        for (const NoteInput& x : batch) model[k][x.id] = x;
+        if (round % 3 == 2) {
+            auto it = model[k].begin();
+            std::advance(it, rng() % model[k].size());
+            BOOST_CHECK(store->delete_note(users[k], it->first));
+            model[k].erase(it);
+        }
+        check_index(*db, *store, users[0]);
+        check_index(*db, *store, users[1]);
+    }
+    // The stored index fields are what was written.
+    for (int k = 0; k < 2; ++k) {
+        std::vector<std::string> ids;
+        for (const auto& kv : model[k]) ids.push_back(kv.first);
+        const auto got = store->indexed_notes(users[k], ids);
+        BOOST_REQUIRE_EQUAL(got.size(), ids.size());
+        for (const IndexedNote& n : got) {
+            const NoteInput& m = model[k].at(n.id);
+            BOOST_CHECK_EQUAL(n.title_terms, m.title_terms);
+            BOOST_CHECK_EQUAL(n.body_terms, m.body_terms);
+            BOOST_CHECK_EQUAL(n.updated_us, m.updated_us);
+        }
+    }
+    // Everything deleted: no statistics are left behind.
+    for (int k = 0; k < 2; ++k)
+        for (const auto& kv : model[k]) BOOST_CHECK(store->delete_note(users[k], kv.first));
+    check_index(*db, *store, users[0]);
+    long long left = -1;
+    *db << "SELECT " + make_dialect(parse_connection_string(conn).backend)->count_star() +
+               " FROM term_df WHERE user_id = :u",
+        soci::into(left), soci::use(users[0], "u");
+    BOOST_CHECK_EQUAL(left, 0);
+    const SearchCorpus c = store->search_corpus(users[1]);
+    BOOST_CHECK(c.notes == 0 && c.title_tokens == 0 && c.body_tokens == 0);
+}
+
+// A re-analysis alone (same note, other terms) counts as an update; the same input again does not.
+BOOST_FIXTURE_TEST_CASE(reanalysis_is_an_update, SearchFixture) {
+    const long long u = user("reanalysis");
+    const std::string id = new_uuid();
+    NoteInput n = mk(id, "alpha", "beta", 1, 2);
+    BOOST_CHECK(store->write_batch(u, {}, {n})[0] == WriteOutcome::Inserted);
+    BOOST_CHECK(store->write_batch(u, {}, {n})[0] == WriteOutcome::Unchanged);
+    n.body_terms = "bet";
+    BOOST_CHECK(store->write_batch(u, {}, {n})[0] == WriteOutcome::Updated);
+    n.plain_text = "other plain text";
+    BOOST_CHECK(store->write_batch(u, {}, {n})[0] == WriteOutcome::Updated);
+    BOOST_CHECK_EQUAL(store->term_dfs(u, {"beta", "bet"})[0], 0);
+    BOOST_CHECK_EQUAL(store->term_dfs(u, {"beta", "bet"})[1], 1);
+    // invalid index input fails the batch before anything is written
+    NoteInput bad = mk(new_uuid(), "ok", std::string(200, 'x'), 1, 1);
+    BOOST_CHECK_THROW(store->write_batch(u, {}, {bad}), std::invalid_argument);
+    bad = mk(new_uuid(), "ok", "bad\xff", 1, 1);
+    BOOST_CHECK_THROW(store->write_batch(u, {}, {bad}), std::invalid_argument);
+    BOOST_CHECK_EQUAL(store->search_corpus(u).notes, 1);
+}
+
+// Order (updated desc, uuid desc, with ties and uuids sharing a first half), limits and every
+// filter, collections included, against the brute-force model.
+BOOST_FIXTURE_TEST_CASE(postings_order_limit_filters, SearchFixture) {
+    std::mt19937 rng(11);
+    const long long u = user("post");
+    const long long other = user("post-other");
+    std::vector<std::string> cs;
+    for (int i = 0; i < 5; ++i) cs.push_back(new_uuid());
+    const std::string foreign = new_uuid();
+    {
+        std::vector<CollectionInput> ci;
+        for (auto& c : cs) ci.push_back(coll(c));
+        store->write_batch(u, ci, {});
+        store->write_batch(other, {coll(foreign)}, {mk(new_uuid(), "alpha", "beta", 1, 1, 0,
+                                                       {foreign})});
+    }
+    std::map<std::string, NoteInput> model;
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 300; ++i) {
+        std::string id = new_uuid();
+        if (i % 10 == 0) id = "ffffffff-ffff-ffff-" + id.substr(19);  // shared first half
+        if (i % 10 == 1) id = "00000000-0000-0000-" + id.substr(19);
+        if (i % 10 == 2) id[0] = '8';                                // sign-bit boundary
+        if (i % 10 == 3) id[0] = '7';
+        std::vector<std::string> in;
+        // collection 0 is small, 1 large; others random
+        if (i % 60 == 5) in.push_back(cs[0]);
+        if (i % 2 == 0) in.push_back(cs[1]);
+        for (int c = 2; c < 5; ++c)
+            if (rng() % 4 == 0) in.push_back(cs[static_cast<std::size_t>(c)]);
+        NoteInput n = mk(id, random_terms(rng, 3), random_terms(rng, 10), 1000 + rng() % 40,
+                         2000 + rng() % 20, static_cast<int>(rng() % 16), in);
+        if (i % 7 == 0) n.body_terms += " alpha";
+        n.body_len = static_cast<long long>(words(n.body_terms).size());
+        model[n.id] = n;
+        batch.push_back(n);
+    }
+    store->write_batch(u, {}, batch);
+    const std::set<std::string> own(cs.begin(), cs.end());
+
+    std::vector<SearchFilter> filters(1);
+    SearchFilter f;
+    f.created = {1010, 1025};
+    filters.push_back(f);
+    f = {};
+    f.updated = {2003, 2011};
+    filters.push_back(f);
+    for (int m : {1, 2, 4, 8, 5}) {
+        f = {};
+        f.flags_any = m;
+        filters.push_back(f);
+    }
+    const std::vector<std::vector<std::string>> coll_sets = {
+        {cs[0]}, {cs[1]}, {cs[0], cs[1]}, cs, {foreign}, {new_uuid()}, {foreign, cs[2]},
+        {"not-a-uuid", cs[3]}, {cs[2], cs[2]}, {cs[0], cs[3], cs[4]}};
+    for (const auto& set : coll_sets) {
+        f = {};
+        f.collection_ids = set;
+        filters.push_back(f);
+        f.created = {1005, 1030};
+        f.flags_any = 3;
+        filters.push_back(f);
+    }
+    int checked = 0, nonempty = 0;
+    for (const std::string term : {"alpha", "beta", "eta", "abc", "東京", "missing"}) {
+        for (const SearchFilter& flt : filters) {
+            for (int limit : {1, 5, 1000}) {
+                const auto got = posting_ids(store->term_postings(u, term, flt, limit));
+                const auto want = expect_postings(model, term, flt, own, limit);
+                BOOST_CHECK_MESSAGE(got == want, "term " << term << " limit " << limit << " got "
+                                                         << got.size() << " want " << want.size());
+                ++checked;
+                if (!want.empty()) ++nonempty;
+            }
+        }
+    }
+    BOOST_TEST_MESSAGE("postings cases " << checked << ", non-empty " << nonempty);
+    BOOST_CHECK_GT(nonempty, checked / 2);
+    // updated_us is returned with each id
+    for (const TermPosting& p : store->term_postings(u, "alpha", {}, 50))
+        BOOST_CHECK_EQUAL(p.updated_us, model.at(p.id).updated_us);
+    BOOST_CHECK(store->term_postings(u, "alpha", {}, 0).empty());
+}
+
+// prefix_terms: bytewise range, df desc then term asc, limit, and the top code point edge.
+BOOST_FIXTURE_TEST_CASE(prefix_terms_order_and_edges, SearchFixture) {
+    const long long u = user("prefix");
+    const std::string top = "\xF4\x8F\xBF\xBF";     // U+10FFFF
+    const std::string below_sur = "\xED\x9F\xBF";   // U+D7FF
+    const std::string above_sur = "\xEE\x80\x80";   // U+E000
+    const std::vector<std::pair<std::string, int>> terms = {
+        {"a", 1}, {"ab", 2}, {"abc", 3}, {"abd", 3}, {"abe", 1}, {"ac", 5}, {"b", 2},
+        {"x" + top, 2}, {"x" + top + "z", 1}, {"x" + top + top, 1}, {"y", 1}, {top, 1},
+        {top + "a", 2}, {below_sur + "a", 1}, {above_sur, 1}, {"東京", 2}, {"東", 1}, {"😀", 1}};
+    std::map<std::string, long long> df;
+    std::vector<NoteInput> notes;
+    for (int i = 0; i < 5; ++i) {
+        std::string body;
+        for (const auto& t : terms)
+            if (i < t.second) body += (body.empty() ? "" : " ") + t.first;
+        notes.push_back(mk(new_uuid(), "", body, 1, 1));
+    }
+    for (const auto& t : terms) df[t.first] = t.second;
+    store->write_batch(u, {}, notes);
+    const long long other = user("prefix-other");
+    store->write_batch(other, {}, {mk(new_uuid(), "", "abz abc", 1, 1)});
+
+    for (const std::string& p : {std::string(), std::string("a"), std::string("ab"),
+                                std::string("abc"), std::string("abz"), std::string("x"),
+                                "x" + top, "x" + top + top, top, below_sur, above_sur,
+                                std::string("東"), std::string("😀"), std::string("zz")}) {
+        for (int limit : {1, 2, 100}) {
+            std::vector<std::pair<std::string, long long>> want;
+            for (const auto& kv : df)
+                if (kv.first.compare(0, p.size(), p) == 0) want.push_back(kv);
+            std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) {
+                return a.second != b.second ? a.second > b.second : a.first < b.first;
+            });
+            if (static_cast<int>(want.size()) > limit) want.resize(static_cast<std::size_t>(limit));
+            BOOST_CHECK_MESSAGE(store->prefix_terms(u, p, limit) == want,
+                                "prefix '" << p << "' limit " << limit);
+        }
+    }
+    // Not whole code points: nothing, and no error.
+    BOOST_CHECK(store->prefix_terms(u, "\xff", 10).empty());
+    BOOST_CHECK(store->prefix_terms(u, "ab\xff", 10).empty());
+    BOOST_CHECK(store->prefix_terms(u, "a", 0).empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(snapshots_save_find_expire_purge, SearchFixture) {
+    const long long u = user("snap");
+    const long long v = user("snap-other");
+    SnapshotRecord s;
+    s.id = new_uuid();
+    s.user_id = u;
+    s.fingerprint = "q:東京 \"x\"|f:1";
+    s.created_us = 100;
+    s.expires_us = 1000;
+    s.note_ids = {new_uuid(), new_uuid(), new_uuid()};
+    store->save_snapshot(s);
+    auto got = store->find_snapshot(u, s.id, 999);
+    BOOST_REQUIRE(got);
+    BOOST_CHECK_EQUAL(got->id, s.id);
+    BOOST_CHECK_EQUAL(got->user_id, u);
+    BOOST_CHECK_EQUAL(got->fingerprint, s.fingerprint);
+    BOOST_CHECK_EQUAL(got->created_us, 100);
+    BOOST_CHECK_EQUAL(got->expires_us, 1000);
+    BOOST_CHECK(got->note_ids == s.note_ids);
+    // upper case id finds the same snapshot
+    std::string upper = s.id;
+    std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+    BOOST_CHECK(store->find_snapshot(u, upper, 999));
+    BOOST_CHECK(!store->find_snapshot(u, s.id, 1000));  // expired at expires_us
+    BOOST_CHECK(!store->find_snapshot(v, s.id, 999));   // foreign
+    BOOST_CHECK(!store->find_snapshot(u, new_uuid(), 999));
+    BOOST_CHECK(!store->find_snapshot(u, "nope", 999));
+    // an empty result list round-trips
+    SnapshotRecord e = s;
+    e.id = new_uuid();
+    e.note_ids.clear();
+    store->save_snapshot(e);
+    got = store->find_snapshot(u, e.id, 0);
+    BOOST_REQUIRE(got);
+    BOOST_CHECK(got->note_ids.empty());
+    SnapshotRecord bad = s;
+    bad.id = "x";
+    BOOST_CHECK_THROW(store->save_snapshot(bad), std::invalid_argument);
+    bad = s;
+    bad.id = new_uuid();
+    bad.note_ids = {"a b"};
+    BOOST_CHECK_THROW(store->save_snapshot(bad), std::invalid_argument);
+    // Purge: only expired rows, at most max_rows at a time. Times far in the future keep this
+    // independent of other tests' rows on a shared database.
+    const long long base = 4000000000000000LL;
+    std::vector<std::string> live;
+    for (int i = 0; i < 7; ++i) {
+        SnapshotRecord r = s;
+        r.id = new_uuid();
+        r.user_id = i % 2 ? u : v;
+        r.expires_us = base + (i < 5 ? i : 1000 + i);
+        store->save_snapshot(r);
+        if (i >= 5) live.push_back(r.id);
+    }
+    // expire everything older than base first (earlier tests' rows and the ones above)
+    while (store->purge_snapshots(base - 1, 1000) > 0) {
+    }
+    BOOST_CHECK_EQUAL(store->purge_snapshots(base + 10, 3), 3);
+    BOOST_CHECK_EQUAL(store->purge_snapshots(base + 10, 3), 2);
+    BOOST_CHECK_EQUAL(store->purge_snapshots(base + 10, 3), 0);
+    BOOST_CHECK_EQUAL(store->purge_snapshots(base + 10, 0), 0);
+    for (const std::string& id : live) {
+        const bool found = store->find_snapshot(u, id, base + 10).has_value() ||
+                           store->find_snapshot(v, id, base + 10).has_value();
+        BOOST_CHECK(found);
+    }
+    BOOST_CHECK(!store->find_snapshot(u, s.id, 0));  // purged with the expired ones
+}
+
+// Every search method answers for its user only.
+BOOST_FIXTURE_TEST_CASE(user_isolation, SearchFixture) {
+    const long long a = user("iso-a");
+    const long long b = user("iso-b");
+    const std::string ca = new_uuid();
+    const std::string na = new_uuid();
+    store->write_batch(a, {coll(ca)}, {mk(na, "shared onlya", "shared body", 5, 6, 1, {ca})});
+    const std::string nb = new_uuid();
+    store->write_batch(b, {}, {mk(nb, "shared", "shared other words", 7, 8, 1)});
+    BOOST_CHECK_EQUAL(store->term_dfs(b, {"shared", "onlya"})[0], 1);
+    BOOST_CHECK_EQUAL(store->term_dfs(b, {"shared", "onlya"})[1], 0);
+    BOOST_CHECK(store->prefix_terms(b, "only", 10).empty());
+    BOOST_CHECK_EQUAL(store->prefix_terms(a, "only", 10).size(), 1u);
+    const auto pb = posting_ids(store->term_postings(b, "shared", {}, 10));
+    BOOST_CHECK(pb == std::vector<std::string>{nb});
+    SearchFilter f;
+    f.collection_ids = {ca};
+    BOOST_CHECK(store->term_postings(b, "shared", f, 10).empty());
+    BOOST_CHECK(posting_ids(store->term_postings(a, "shared", f, 10)) == std::vector<std::string>{na});
+    BOOST_CHECK(store->indexed_notes(b, {na}).empty());
+    BOOST_CHECK(store->notes_by_ids(b, {na}, true).empty());
+    BOOST_CHECK_EQUAL(store->notes_by_ids(a, {na, nb}, false).size(), 1u);
+    const SearchCorpus cb = store->search_corpus(b);
+    BOOST_CHECK_EQUAL(cb.notes, 1);
+    BOOST_CHECK_EQUAL(cb.title_tokens, 1);
+    BOOST_CHECK_EQUAL(cb.body_tokens, 3);
+    BOOST_CHECK_EQUAL(store->search_corpus(a).title_tokens, 2);
+    BOOST_CHECK(!store->delete_note(b, na));
+    BOOST_CHECK_EQUAL(store->term_dfs(a, {"onlya"})[0], 1);
+}
+
+// notes_by_ids: the given order, deleted and unknown ids left out, items as list_notes has them.
+BOOST_FIXTURE_TEST_CASE(notes_by_ids_as_list_items, SearchFixture) {
+    const long long u = user("hits");
+    const std::string c = new_uuid();
+    std::vector<NoteInput> ns;
+    for (int i = 0; i < 5; ++i) {
+        NoteInput n = mk(new_uuid(), "t", "b", 10 + i, 20 + i, 0, i % 2 ? std::vector<std::string>{c}
+                                                                         : std::vector<std::string>{});
+        n.plain_text = "plain text " + std::to_string(i) + " 東京";
+        Attachment at;
+        at.id = new_uuid();
+        at.kind = AttachmentKind::Audio;
+        at.target = "a.m4a";
+        n.attachments.push_back(at);
+        ns.push_back(n);
+    }
+    store->write_batch(u, {coll(c)}, ns);
+    BOOST_CHECK(store->delete_note(u, ns[2].id));
+    std::string upper = ns[4].id;
+    std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+    const std::vector<std::string> ask = {upper, ns[0].id, ns[2].id, new_uuid(), "junk", ns[3].id};
+    for (bool content : {false, true}) {
+        const auto hits = store->notes_by_ids(u, ask, content);
+        const auto list = store->list_notes(u, {}, OrderBy::UpdatedAt, std::nullopt, 10, content);
+        BOOST_REQUIRE_EQUAL(hits.size(), 3u);
+        const std::vector<int> order = {4, 0, 3};
+        for (std::size_t i = 0; i < hits.size(); ++i) {
+            const NoteInput& in = ns[static_cast<std::size_t>(order[i])];
+            const NoteItem& h = hits[i].note;
+            BOOST_CHECK_EQUAL(h.id, in.id);
+            BOOST_CHECK_EQUAL(hits[i].plain_text, in.plain_text);
+            auto it = std::find_if(list.begin(), list.end(),
+                                   [&](const NoteItem& x) { return x.id == in.id; });
+            BOOST_REQUIRE(it != list.end());
+            BOOST_CHECK_EQUAL(h.title, it->title);
+            BOOST_CHECK_EQUAL(h.snippet, it->snippet);
+            BOOST_CHECK(h.content == it->content);
+            BOOST_CHECK_EQUAL(h.content.has_value(), content);
+            BOOST_CHECK_EQUAL(h.created_us, it->created_us);
+            BOOST_CHECK_EQUAL(h.updated_us, it->updated_us);
+            BOOST_CHECK(h.collection_ids == it->collection_ids);
+            BOOST_CHECK(h.audio_recording_ids == it->audio_recording_ids);
+            BOOST_CHECK_EQUAL(h.audio_recording_ids.size(), 1u);
+        }
+    }
+}
+
+// CJK, emoji and accented terms round-trip through every method byte for byte.
+BOOST_FIXTURE_TEST_CASE(cjk_and_emoji_terms_round_trip, SearchFixture) {
+    const long long u = user("cjk");
+    const std::string id = new_uuid();
+    const std::string tt = "東京 京都";
+    const std::string bt = "東京 都庁 😀 한국 café 𠮷野";
+    store->write_batch(u, {}, {mk(id, tt, bt, 1, 2)});
+    for (const std::string t : {"東京", "京都", "都庁", "😀", "한국", "café", "𠮷野"}) {
+        BOOST_CHECK_EQUAL(store->term_dfs(u, {t})[0], 1);
+        BOOST_CHECK(posting_ids(store->term_postings(u, t, {}, 5)) == std::vector<std::string>{id});
+    }
+    BOOST_CHECK_EQUAL(store->term_dfs(u, {"東"})[0], 0);
+    BOOST_CHECK_EQUAL(store->term_dfs(u, {"cafe"})[0], 0);
+    const auto p = store->prefix_terms(u, "東", 10);
+    BOOST_REQUIRE_EQUAL(p.size(), 1u);
+    BOOST_CHECK_EQUAL(p[0].first, "東京");
+    BOOST_CHECK_EQUAL(p[0].second, 1);
+    const auto ix = store->indexed_notes(u, {id});
+    BOOST_REQUIRE_EQUAL(ix.size(), 1u);
+    BOOST_CHECK_EQUAL(ix[0].title_terms, tt);
+    BOOST_CHECK_EQUAL(ix[0].body_terms, bt);
+    BOOST_CHECK_EQUAL(store->search_corpus(u).body_tokens, 6);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
