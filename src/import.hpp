@@ -15,7 +15,7 @@
 namespace notesd {
 
 struct ImportOptions {
-    std::size_t batch_size = 200;  // notes per write_batch transaction
+    std::size_t batch_size = 1000;  // notes per write_batch transaction
     bool progress = false;         // one updating line on stderr (notesctl: when it is a tty)
 };
 

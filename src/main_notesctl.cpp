@@ -34,7 +34,8 @@ const char* const kUsage =
     "                                 last line of standard output\n"
     "  token list USER                list a user's tokens (prefixes only)\n"
     "  token revoke ID                revoke a token\n"
-    "  import USER PATH               import a folder of .md files or a .jsonl file\n"
+    "  import USER PATH [--batch N]   import a folder of .md files or a .jsonl file\n"
+    "                                 (N notes per transaction, default 1000)\n"
     "  demo USER [--notes N]          generate demo notes (default 1200)\n"
     "  note delete USER NOTE_ID       delete one note\n"
     "\n"
@@ -66,7 +67,8 @@ Args parse_args(int argc, char** argv) {
         std::size_t eq = arg.find('=');
         bool inline_value = eq != std::string::npos;
         if (inline_value) name = arg.substr(0, eq), value = arg.substr(eq + 1);
-        if (name != "--db" && name != "--config" && name != "--label" && name != "--notes")
+        if (name != "--db" && name != "--config" && name != "--label" && name != "--notes" &&
+            name != "--batch")
             throw UsageError("unknown option " + name);
         if (!inline_value) {
             if (i + 1 >= argc) throw UsageError(name + " needs a value");
@@ -114,13 +116,20 @@ public:
                              std::to_string(it->second.first - 1 - (sub_commands() ? 1 : 0)) +
                              " argument(s)");
         for (const auto& [name, value] : a_.options)
-            if (!(name == "--label" && cmd == "token create") && !(name == "--notes" && cmd == "demo"))
+            if (!(name == "--label" && cmd == "token create") && !(name == "--notes" && cmd == "demo") &&
+                !(name == "--batch" && cmd == "import"))
                 throw UsageError(name + " does not apply to '" + cmd + "'");
         if (auto n = a_.options.find("--notes"); n != a_.options.end()) {
             const std::string& v = n->second;
             if (v.empty() || v.size() > 7 || v.find_first_not_of("0123456789") != std::string::npos ||
                 (demo_notes_ = std::stoi(v)) < 1 || demo_notes_ > 1000000)
                 throw UsageError("--notes must be an integer from 1 to 1000000");
+        }
+        if (auto n = a_.options.find("--batch"); n != a_.options.end()) {
+            const std::string& v = n->second;
+            if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos ||
+                (batch_ = std::stoi(v)) < 1 || batch_ > 100000)
+                throw UsageError("--batch must be an integer from 1 to 100000");
         }
         cmd_ = cmd;
         handler_ = it->second.second;
@@ -217,6 +226,7 @@ private:
         UserInfo u = user(a_.words[1]);
         ImportOptions opt;
         opt.progress = ::isatty(STDERR_FILENO) == 1;
+        opt.batch_size = static_cast<std::size_t>(batch_);
         ImportReport r = import_path(*store_, u.id, a_.words[2], opt);
         for (const ImportIssue& issue : r.errors) std::cerr << "notesctl: " << format_issue(issue) << "\n";
         std::cout << format_summary(r) << "\n";
@@ -242,6 +252,7 @@ private:
     Args a_;
     std::string cmd_;
     int demo_notes_ = 1200;
+    int batch_ = 1000;  // notes per transaction: bigger batches index much faster (sorted postings)
     int (Tool::*handler_)() = nullptr;
     Store* store_ = nullptr;
 };

@@ -417,7 +417,7 @@ BOOST_AUTO_TEST_CASE(real_corpus_til) {
                       "imported 1873 notes (1873 new, 0 updated, 0 unchanged), 76 collections, 0 errors");
     BOOST_CHECK_EQUAL(store.notes.size(), 1873u);
     BOOST_CHECK_EQUAL(store.collections.size(), 76u);
-    BOOST_CHECK_EQUAL(store.batches, 10);  // batches of 200
+    BOOST_CHECK_EQUAL(store.batches, 2);  // batches of 1000
     std::size_t rooted = 0;
     for (const auto& [id, n] : store.notes) rooted += n.collection_ids.empty();
     BOOST_CHECK_EQUAL(rooted, 2u);  // README.md and CONTRIBUTING.md
@@ -441,7 +441,9 @@ BOOST_AUTO_TEST_CASE(killed_import_is_completed_by_a_rerun) {
     BOOST_REQUIRE_MESSAGE(fs::is_directory(til), "corpus missing: " + til + " (set NOTESD_SHARED)");
     FakeStore store;
     store.fail_on_batch = 3;
-    BOOST_CHECK_THROW(import_path(store, 1, til), std::runtime_error);
+    ImportOptions batches_of_200;
+    batches_of_200.batch_size = 200;
+    BOOST_CHECK_THROW(import_path(store, 1, til, batches_of_200), std::runtime_error);
     BOOST_CHECK_EQUAL(store.notes.size(), 400u);  // two whole batches, nothing partial
     BOOST_CHECK_EQUAL(store.collections.size(), 76u);
     store.fail_on_batch = 0;
