@@ -1,4 +1,5 @@
 #include "log.hpp"
+#include "util.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -53,21 +54,6 @@ void append_escaped(std::string& out, std::string_view v) {
         }
     }
     out.push_back('"');
-}
-
-// Howard Hinnant's days-to-civil: plain arithmetic, so it is safe inside a signal handler
-// (gmtime_r is not on the async-signal-safe list).
-void civil_from_days(long long z, long long& y, unsigned& m, unsigned& d) {
-    z += 719468;
-    const long long era = (z >= 0 ? z : z - 146096) / 146097;
-    const unsigned doe = static_cast<unsigned>(z - era * 146097);
-    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    y = static_cast<long long>(yoe) + era * 400;
-    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const unsigned mp = (5 * doy + 2) / 153;
-    d = doy - (153 * mp + 2) / 5 + 1;
-    m = mp < 10 ? mp + 3 : mp - 9;
-    if (m <= 2) ++y;
 }
 
 void put_digits(char* p, long long v, int width) {

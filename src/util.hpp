@@ -17,6 +17,9 @@ std::optional<std::string> parse_uuid(std::string_view s);
 /// "api-request-<uuid>" from nginx's 32-hex $request_id; a random one when absent or malformed.
 std::string request_id_from(std::string_view nginx_request_id);
 
+/// Proleptic Gregorian date of a day count since 1970-01-01. Plain arithmetic, so it is safe in a
+/// signal handler (gmtime_r is not on the async-signal-safe list).
+void civil_from_days(long long days, long long& y, unsigned& m, unsigned& d);
 /// Current UTC time in epoch microseconds.
 long long now_us();
 /// RFC 3339 UTC with Z; fraction only when non-zero (3 digits, or 6 when microseconds are set).

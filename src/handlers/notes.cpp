@@ -1,10 +1,9 @@
-#include "../cursor.hpp"
-#include "../errors.hpp"
 #include "../params.hpp"
 #include "../query_string.hpp"
 #include "../render.hpp"
 #include "../store/store.hpp"
 #include "handlers.hpp"
+#include "paging.hpp"
 
 namespace notesd {
 
@@ -12,28 +11,14 @@ HttpResponse list_notes(const HttpRequest& req, const Principal& who, Store& sto
                         const CursorCodec& cursors) {
     const ListNotesCommand cmd = parse_list_notes(QueryArgs(req.query));
     const std::string scope = cmd.scope();
-    std::optional<PageKey> after;
-    long long total = 0;
-    if (cmd.page) {
-        auto state = cursors.decode(*cmd.page, who.user_id, scope);
-        if (!state) throw invalid_cursor();
-        after = PageKey{state->sort_us, state->id};
-        total = state->total;
-    } else {
-        total = store.count_notes(who.user_id, cmd.filter);
-    }
+    const PageStart start = start_page(cmd.page, cursors, who.user_id, scope,
+                                       [&] { return store.count_notes(who.user_id, cmd.filter); });
     // One row more than the page tells whether another page follows without a second query.
-    auto rows = store.list_notes(who.user_id, cmd.filter, cmd.order_by, after, cmd.limit + 1,
+    auto rows = store.list_notes(who.user_id, cmd.filter, cmd.order_by, start.after, cmd.limit + 1,
                                  cmd.include_content);
-    std::optional<std::string> next;
-    if (static_cast<int>(rows.size()) > cmd.limit) {
-        rows.resize(cmd.limit);
-        const NoteItem& last = rows.back();
-        long long sort = cmd.order_by == OrderBy::CreatedAt ? last.created_us : last.updated_us;
-        next = cursors.encode({sort, last.id, total}, who.user_id, scope);
-    }
+    const auto next = finish_page(rows, cmd.limit, cmd.order_by, start.total, cursors, who.user_id, scope);
     HttpResponse r;
-    r.body = render_note_page(req.request_id, rows, total, next);
+    r.body = render_note_page(req.request_id, rows, start.total, next);
     return r;
 }
 
