@@ -18,7 +18,7 @@ App::~App() = default;
 Store& App::store() {
     if (!store_) {
         try {
-            store_ = open_store(cfg_.db, cfg_.db_busy_timeout_ms);
+            store_ = open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
         } catch (const StoreUnavailable&) {
             throw;
         } catch (const std::exception& e) {

@@ -211,6 +211,13 @@ std::vector<std::string> validate(const Config& c) {
                       std::to_string(c.request_timeout_ms) + ")");
     }
     check_range(out, "db_connect_timeout_s", c.db_connect_timeout_s, 1, 300);
+    // A worker opens its connection inside a request: a connect that may outlast the deadline
+    // would end as the deadline's 503 instead of the store's. SQLite has no connect step.
+    if (c.db.rfind("sqlite3://", 0) != 0 && c.db_connect_timeout_s * 1000 >= c.request_timeout_ms) {
+        out.push_back("db_connect_timeout_s (" + std::to_string(c.db_connect_timeout_s) +
+                      " s) must be less than request_timeout_ms (" +
+                      std::to_string(c.request_timeout_ms) + " ms) for a database server");
+    }
     check_secret(c, out);
     check_range(out, "max_body_bytes", c.max_body_bytes, 1, 64 * 1024 * 1024);
     check_range(out, "snapshot_ttl_s", c.snapshot_ttl_s, 900, 7 * 86400);  // contract: at least 15 minutes

@@ -116,6 +116,12 @@ std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const 
     if (query.empty()) return {};
     Ranker ranker(query, gather_stats(store, user_id, query));
     const std::vector<RetrievalUnit> plan = ranker.retrieval_plan(kPostingBudget);
+    // With one unit every posting gets the same pre-score, so the candidates are the first
+    // kMaxCandidates postings in the store's order (updated desc, id desc), which is exactly
+    // the bound's tie order: reading further could not change them (a frequent term alone).
+    const long long fetch_limit = plan.size() == 1
+        ? std::min<long long>(kPostingBudget, static_cast<long long>(kMaxCandidates))
+        : kPostingBudget;
     std::vector<std::vector<Posting>> postings;
     std::unordered_map<std::string, std::size_t> fetched;  // a term shared by units is read once
     for (const RetrievalUnit& unit : plan) {
@@ -126,7 +132,7 @@ std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const 
         }
         std::vector<Posting> list;
         for (TermPosting& p : store.term_postings(user_id, unit.term, filter,
-                                                  static_cast<int>(kPostingBudget)))
+                                                  static_cast<int>(fetch_limit)))
             list.push_back(Posting{std::move(p.id), p.updated_us});
         fetched.emplace(unit.term, postings.size());
         postings.push_back(std::move(list));

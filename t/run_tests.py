@@ -5,17 +5,21 @@
 
 Parts, in order:
   unit          B/t/unit_tests (Boost.Test), counted test case by test case from its XML report
-  store (X)     `unit_tests --run_test=store` again with NOTESD_TEST_DB set, once per database
-                server given in the environment: NOTESD_TEST_MYSQL, NOTESD_TEST_PGSQL
-                (SOCI connection strings)
+  store (X)     `unit_tests --run_test=store:store_search` again with NOTESD_TEST_DB set, once
+                per database server given in the environment: NOTESD_TEST_MYSQL,
+                NOTESD_TEST_PGSQL (SOCI connection strings)
   e2e           every t/e2e/test_*.py (stdlib unittest; each test method counts one), each
-                module in its own process with a time limit
+                module in its own process with a time limit, on SQLite
   e2e recycle   the e2e modules that use the API again with every pool at max_requests=1
                 (skip with --no-recycle or NOTESD_TEST_RECYCLE=0)
+  e2e (X)       the e2e suite again on each server of NOTESD_TEST_MYSQL / NOTESD_TEST_PGSQL
+                (NOTESD_E2E_DB=mysql|postgresql: every stack gets a fresh database there), less
+                the tests EXCLUDED lists for that backend
 
 The output ends with exactly one line `N passed, N failed` counting every test of every part.
-A part that cannot run (missing binary, crash, timeout) counts as failed, never as skipped; the
-exit status is 1 when anything failed. Details go to B/t/test-results/.
+A part that cannot run (missing binary, crash, timeout, a server that does not answer although
+its variable is set) counts as failed, never as skipped; the exit status is 1 when anything
+failed. Details go to B/t/test-results/.
 """
 import argparse
 import importlib.util
@@ -32,11 +36,27 @@ import unittest
 import xml.etree.ElementTree as ET
 
 STORE_BACKENDS = (("mysql", "NOTESD_TEST_MYSQL"), ("pgsql", "NOTESD_TEST_PGSQL"))
+STORE_SUITES = "store:store_search"
+# e2e backends: (name for NOTESD_E2E_DB, the variable holding the server's connection string)
+E2E_SERVERS = (("mysql", "NOTESD_TEST_MYSQL"), ("postgresql", "NOTESD_TEST_PGSQL"))
 UNIT_TIMEOUT_S = 600
 E2E_MODULE_TIMEOUT_S = 900
 # Modules that only test files or supervise pools with settings of their own: not repeated
 # in the max_requests=1 pass.
-NOT_RECYCLED = ("test_systemd", "test_supervisor")
+NOT_RECYCLED = ("test_systemd", "test_supervisor", "test_backends", "test_relevance")
+# Per backend, the e2e modules or classes (test id prefixes) that do not run there. They are
+# left out of the run, not skipped inside it: a skip would hide a test that ought to run.
+SERVER_EXCLUDED = (
+    "test_systemd",                     # unit files only: nothing depends on the database
+    "test_relevance",                   # runs every backend of the environment by itself
+    "test_supervisor.LockedDatabase",   # SQLite's file locks: no such thing on a server
+    "test_supervisor.Deadline",         # the same (WAL read-mark locks)
+)
+EXCLUDED = {
+    "sqlite": ("test_backends",),       # database-server faults and several hosts
+    "mysql": SERVER_EXCLUDED,
+    "postgresql": SERVER_EXCLUDED,
+}
 
 
 class Part:
@@ -214,6 +234,10 @@ def run_module_inprocess(module_path, result_path):
         sys.modules[name] = module
         spec.loader.exec_module(module)
         suite = unittest.defaultTestLoader.loadTestsFromModule(module)
+        excluded = tuple(p + "." for p in os.environ.get("NOTESD_E2E_EXCLUDE", "").split(",") if p)
+        if excluded:
+            suite = unittest.TestSuite(t for t in iter_tests(suite)
+                                       if not t.id().startswith(excluded))
         all_ids = [t.id() for t in iter_tests(suite)]
         runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2,
                                          resultclass=RecordingResult)
@@ -237,8 +261,14 @@ def run_module_inprocess(module_path, result_path):
 def kill_leftovers(registry):
     """Kills the process groups (notesd, nginx) a test module started and did not stop."""
     left = []
-    for name in sorted(os.listdir(registry), key=lambda n: n.startswith("dir.")):
+    # Processes first (they hold database connections), then databases, then directories.
+    for name in sorted(os.listdir(registry),
+                       key=lambda n: (n.startswith("dir."), n.startswith("db."))):
         path = os.path.join(registry, name)
+        if name.startswith("db."):  # a server database a stack created and did not drop
+            drop_registered_database(path)
+            os.unlink(path)
+            continue
         if name.startswith("dir."):  # a stack's temp dir, after its servers are gone
             with open(path) as f:
                 shutil.rmtree(f.read().strip(), ignore_errors=True)
@@ -260,6 +290,38 @@ def kill_leftovers(registry):
                 pass
         os.unlink(path)
     return left
+
+
+def serverdb_module():
+    """t/e2e/serverdb.py (database servers for the e2e tests), imported once."""
+    if "serverdb" not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "e2e", "serverdb.py")
+        spec = importlib.util.spec_from_file_location("serverdb", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["serverdb"] = module
+    return sys.modules["serverdb"]
+
+
+def drop_registered_database(path):
+    try:
+        serverdb_module().drop_registered(path)
+    except Exception as e:  # noqa: BLE001 (the run goes on; the name is in the message)
+        say("warning: could not drop the test database of %s: %s" % (path, e))
+
+
+def server_answers(conn):
+    """'' when the database server of conn runs SQL, else why not."""
+    try:
+        serverdb_module().client_sql(conn, "SELECT 1", timeout=30)
+        return ""
+    except Exception as e:  # noqa: BLE001
+        return str(e).splitlines()[0][:300] if str(e) else e.__class__.__name__
+
+
+def module_selected(name, excluded):
+    """Whether module `name` runs when test ids starting with `excluded` are left out."""
+    return name not in excluded
 
 
 def run_e2e_module(part, module_path, results_dir, env, tag):
@@ -348,7 +410,8 @@ def main():
                 continue
             part = Part("store (%s)" % backend)
             env = dict(os.environ, NOTESD_TEST_DB=conn)
-            run_boost(part, unit_bin, results_dir, "store-" + backend, ["--run_test=store"], env)
+            run_boost(part, unit_bin, results_dir, "store-" + backend,
+                      ["--run_test=" + STORE_SUITES], env)
             parts.append(part)
             print_part(part)
 
@@ -361,18 +424,36 @@ def main():
         env = dict(os.environ, NOTESD_SRCDIR=srcdir, NOTESD_BUILDDIR=builddir,
                    NOTESD_SHARED=shared, PYTHONDONTWRITEBYTECODE="1")
         env.pop("NOTESD_E2E_SET", None)
+        env.pop("NOTESD_E2E_DB", None)
         recycle = not args.no_recycle and os.environ.get("NOTESD_TEST_RECYCLE", "1") != "0"
-        passes = [("e2e", env)]
+        # (label, result file prefix, environment, modules or test ids left out, server)
+        passes = [("e2e", "e2e-", env, EXCLUDED["sqlite"], None)]
         if recycle:
-            passes.append(("e2e max_requests=1", dict(env, NOTESD_E2E_SET="max_requests=1")))
-        for label, pass_env in passes:
+            passes.append(("e2e max_requests=1", "e2e-recycle-",
+                           dict(env, NOTESD_E2E_SET="max_requests=1"),
+                           EXCLUDED["sqlite"] + NOT_RECYCLED, None))
+        for backend, var in E2E_SERVERS:
+            conn = os.environ.get(var, "").strip()
+            if conn:
+                passes.append(("e2e (%s)" % backend, "e2e-%s-" % backend,
+                               dict(env, NOTESD_E2E_DB=backend), EXCLUDED[backend], conn))
+        for label, prefix, pass_env, excluded, server in passes:
+            if server:
+                why = server_answers(server)
+                if why:  # every module would fail the same way, one by one
+                    part = Part(label)
+                    part.fail(label, "the database server does not answer: " + why)
+                    parts.append(part)
+                    print_part(part)
+                    continue
+            pass_env = dict(pass_env, NOTESD_E2E_EXCLUDE=",".join(excluded))
             for m in modules:
                 name = m[:-3]
-                if label != "e2e" and name in NOT_RECYCLED:
+                if not module_selected(name, excluded):
                     continue
                 part = Part("%s %s" % (label, name))
-                tag = ("e2e-" if label == "e2e" else "e2e-recycle-") + name
-                run_e2e_module(part, os.path.join(e2e_dir, m), results_dir, pass_env, tag)
+                run_e2e_module(part, os.path.join(e2e_dir, m), results_dir, pass_env,
+                               prefix + name)
                 parts.append(part)
                 print_part(part)
         if not modules:

@@ -24,6 +24,7 @@ import http.client
 import json
 import os
 import platform
+import random
 import re
 import shutil
 import statistics
@@ -73,7 +74,40 @@ SCENARIOS = [
     scenario("collections", "GET", "/v2/collections", "bigs",
              "collection lists (about 20 per user, note_count) with limits, orders, cursors",
              queries=lambda c: c.collection_pages()),
+    # Searches: POST bodies cycling through many different queries of the large user; each one
+    # is a new search (a new snapshot), except in search_snapshot_pages.
+    scenario("search_rare", "POST", "/v2/notes/search", "big",
+             "one rare word (about 80-400 notes of 100,000 contain it)",
+             bodies=lambda c: c.search_bodies("rare")),
+    scenario("search_two_terms", "POST", "/v2/notes/search", "big",
+             "two mid-frequency words (each in about 0.3-8% of the notes)",
+             bodies=lambda c: c.search_bodies("two_terms")),
+    scenario("search_frequent", "POST", "/v2/notes/search", "big",
+             "one or two frequent words (each in 15-90% of the notes)",
+             bodies=lambda c: c.search_bodies("frequent")),
+    scenario("search_phrase", "POST", "/v2/notes/search", "big",
+             "a quoted phrase of 2-3 words taken from the user's notes",
+             bodies=lambda c: c.search_bodies("phrase")),
+    scenario("search_prefix", "POST", "/v2/notes/search", "big",
+             "a word cut to 3-6 letters as the last (prefix) term, alone or after a word",
+             bodies=lambda c: c.search_bodies("prefix")),
+    scenario("search_cjk", "POST", "/v2/notes/search", "big",
+             "2-4 Chinese/Japanese/Korean characters taken from the user's notes",
+             bodies=lambda c: c.search_bodies("cjk")),
+    scenario("search_mixed", "POST", "/v2/notes/search", "big",
+             "the six query sets above interleaved (the acceptance scenario)",
+             bodies=lambda c: c.search_bodies("mixed")),
+    scenario("search_snapshot_pages", "POST", "/v2/notes/search", "big",
+             "offset 20/40/60/80 of prepared snapshots (snapshot_id reuse) of mixed queries",
+             queries=lambda c: c.snapshot_pages()[0], bodies=lambda c: c.snapshot_pages()[1]),
 ]
+SEARCH_KINDS = ("rare", "two_terms", "frequent", "phrase", "prefix", "cjk")
+QUERIES_PER_KIND = 200
+# rank.cpp's stopwords: a realistic frequent query is a frequent content word, not "the"
+STOPWORDS = set("""a an and are as at be been but by can do does for from has have how i if in
+into is it its not of on or such that the their there these this to was what when where which
+who why will with were would any""".split())
+CJK_RUN = re.compile("[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]+")
 DEFAULT_SCENARIOS = [s.name for s in SCENARIOS]
 
 
@@ -86,6 +120,7 @@ class Context:
         self.big = big_users[0]
         self.conn = None
         self.timings = {}  # label -> [seconds] of sequential requests made while preparing
+        self._queries, self._sample, self._pages = {}, None, None  # built on first use
 
     def get(self, user, path, query, label=None):
         """One GET on a kept-alive connection; returns the decoded JSON (raises unless 200)."""
@@ -146,6 +181,116 @@ class Context:
         probs = gen_notes.word_probability(self.seed)
         band = [w for w, p in probs.items() if lo <= p <= hi]
         return self.spread(band, n)
+
+    def sample_notes(self, n=4000):
+        """The large user's first n notes exactly as the generator wrote them (same seed and
+        user number): real text to take phrases and CJK runs from."""
+        if self._sample is None:
+            words = gen_notes.vocabulary(self.seed)
+            gen = gen_notes.UserGenerator(self.seed, int(self.big[-2:]), words,
+                                          gen_notes.zipf_cum_weights(len(words)))
+            self._sample = [gen.note() for _ in range(n)]
+        return self._sample
+
+    def phrases(self, rng, n):
+        """Quoted runs of 2-3 adjacent words from one sentence of a sampled note, not all of
+        them stopwords."""
+        out = []
+        notes = self.sample_notes()
+        while len(out) < n:
+            text = rng.choice(notes)["content"]
+            paras = [p for p in text.split("\n\n") if p and p[0].isalpha()]
+            if not paras:
+                continue
+            sentence = rng.choice(re.split(r"[.?!:]", rng.choice(paras)))
+            words = re.findall(r"[a-z]+", sentence.lower())
+            k = rng.choice((2, 2, 3))
+            if len(words) < k:
+                continue
+            i = rng.randrange(len(words) - k + 1)
+            run = words[i:i + k]
+            if all(w in STOPWORDS for w in run):
+                continue
+            out.append('"%s"' % " ".join(run))
+        return out
+
+    def cjk_terms(self, rng, n):
+        runs = [r for note in self.sample_notes() for r in CJK_RUN.findall(note["content"]) if len(r) >= 2]
+        out = []
+        while len(out) < n:
+            r = rng.choice(runs)
+            k = min(len(r), rng.choice((2, 2, 3, 4)))
+            i = rng.randrange(len(r) - k + 1)
+            out.append(r[i:i + k])
+        return out
+
+    def search_queries(self, kind):
+        """QUERIES_PER_KIND query strings of one kind (see SCENARIOS), deterministic."""
+        cache = self._queries
+        if kind in cache:
+            return cache[kind]
+        rng = random.Random("queries:%s:%d" % (kind, self.seed))
+        n = QUERIES_PER_KIND
+        if kind == "rare":
+            out = self.terms(4e-6, 1.5e-5, n)
+        elif kind == "two_terms":
+            band = self.terms(1.5e-5, 4e-4, 2 * n)
+            out = ["%s %s" % tuple(rng.sample(band, 2)) for _ in range(n)]
+        elif kind == "frequent":
+            band = [w for w in self.terms(1e-3, 3e-2, 1000) if w not in STOPWORDS]
+            out = [" ".join(rng.sample(band, rng.choice((1, 2)))) for _ in range(n)]
+        elif kind == "phrase":
+            out = self.phrases(rng, n)
+        elif kind == "prefix":
+            long_words = [w for w in self.terms(4e-6, 3e-2, 3000) if len(w) >= 6 and w not in STOPWORDS]
+            mid = self.terms(1.5e-5, 4e-4, n)
+            out = []
+            for _ in range(n):
+                w = rng.choice(long_words)
+                cut = w[:rng.randint(3, min(6, len(w) - 1))]
+                out.append(cut if rng.random() < 0.5 else "%s %s" % (rng.choice(mid), cut))
+        elif kind == "cjk":
+            out = self.cjk_terms(rng, n)
+        elif kind == "mixed":  # interleaved: every kind in every stretch of the list
+            lists = [self.search_queries(k) for k in SEARCH_KINDS]
+            out = [q for group in zip(*lists) for q in group]
+        else:
+            raise ValueError("unknown query kind " + kind)
+        cache[kind] = out
+        return out
+
+    def search_bodies(self, kind):
+        return [{"query": q} for q in self.search_queries(kind)]
+
+    def search(self, user, query, body, label=None):
+        """One POST /v2/notes/search on the kept-alive connection; returns the decoded JSON."""
+        target = "/v2/notes/search?" + urllib.parse.urlencode(query)
+        data = json.dumps(body).encode()
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.stack.port, timeout=60)
+        t0 = time.perf_counter()
+        self.conn.request("POST", target, body=data, headers={
+            "Authorization": "Bearer " + self.tokens[user][0], "Content-Type": "application/json"})
+        resp = self.conn.getresponse()
+        raw = resp.read()
+        if label:
+            self.timings.setdefault(label, []).append(time.perf_counter() - t0)
+        if resp.status != 200:
+            raise RuntimeError("search %r answered %d: %s" % (body, resp.status, raw[:300]))
+        return json.loads(raw)
+
+    def snapshot_pages(self):
+        """(queries, bodies): later pages (offset 20..80, limit 20) of snapshots made now, one
+        per mixed query whose window has more than 20 results."""
+        if self._pages is None:
+            queries, bodies = [], []
+            for body in self.search_bodies("mixed"):
+                first = self.search(self.big, {"limit": 20}, body, label="search: first page (mixed, sequential)")
+                for off in range(20, first["total"], 20):
+                    queries.append({"limit": 20, "offset": off, "snapshot_id": first["snapshot_id"]})
+                    bodies.append(body)
+            self._pages = (queries, bodies)
+        return self._pages
 
     def collections(self, user):
         return self.get(user, "/v2/collections", {"limit": 100})["results"]
@@ -358,7 +503,8 @@ def start_stack(a, db):
     os.environ["NOTESD_SRCDIR"] = a.srcdir
     sys.path.insert(0, os.path.join(a.srcdir, "t", "e2e"))
     from harness import Stack
-    return Stack(config={"workers": a.workers}, db=db, start_timeout=60).start()
+    # Snapshots made while preparing must outlive every round of search_snapshot_pages.
+    return Stack(config={"workers": a.workers, "snapshot_ttl_s": 6 * 3600}, db=db, start_timeout=60).start()
 
 
 def create_tokens(stack, users):
@@ -529,9 +675,15 @@ def main(argv=None):
     for b in ("notesd", "notesctl"):
         if not os.access(os.path.join(a.builddir, b), os.X_OK):
             sys.exit("bench: %s is not built in %s (make %s)" % (b, a.builddir, b))
-    command = "python3 tools/bench.py " + " ".join(
-        x for x in argv if not x.startswith(("--srcdir", "--builddir"))
-        and x not in (a.srcdir, a.builddir)).strip()
+    shown, skip = [], False
+    for x in argv:  # the command as typed, without the paths of this machine
+        if skip or x.startswith(("--srcdir=", "--builddir=")):
+            skip = False
+            continue
+        skip = x in ("--srcdir", "--builddir")
+        if not skip:
+            shown.append(x)
+    command = "python3 tools/bench.py " + " ".join(shown)
     db, info = prepare_data(a)
     text = run_benchmark(a, [by_name[n] for n in names], db, info, command.strip())
     with open(a.output, "w") as f:

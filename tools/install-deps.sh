@@ -1,6 +1,7 @@
 #!/bin/bash
 # Installs the Debian packages of tools/debian-packages.txt that are missing (as root, without
-# prompts, and without starting any service they ship: nginx stays stopped).
+# prompts, and without starting any service they ship: nginx, MariaDB and PostgreSQL stay
+# stopped; the tests start throwaway database servers of their own with t/db/*.sh).
 #   tools/install-deps.sh [--update]     (--update: always run apt-get update first)
 set -euo pipefail
 

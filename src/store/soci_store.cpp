@@ -47,6 +47,27 @@ std::vector<std::string> split_ids(const std::string& s) {
     return out;
 }
 
+// Server parameters (blank-separated `key=value` tokens, values possibly quoted) with any
+// connect_timeout replaced by `seconds`: the configured timeout wins over the string's.
+std::string with_connect_timeout(const std::string& params, int seconds) {
+    std::string out;
+    std::size_t i = 0;
+    while (i < params.size()) {
+        if (params[i] == ' ') { ++i; continue; }
+        const std::size_t start = i;
+        char quote = 0;
+        while (i < params.size() && (quote || params[i] != ' ')) {
+            if (quote && params[i] == quote) quote = 0;
+            else if (!quote && (params[i] == '\'' || params[i] == '"')) quote = params[i];
+            ++i;
+        }
+        const std::string token = params.substr(start, i - start);
+        if (token.rfind("connect_timeout=", 0) == 0) continue;
+        out += (out.empty() ? "" : " ") + token;
+    }
+    return out + (out.empty() ? "" : " ") + "connect_timeout=" + std::to_string(seconds);
+}
+
 void set_note_params(detail::NoteParams& p, long long user_id, const NoteFilter& f,
                      long long coll) {
     p.u = user_id;
@@ -77,10 +98,14 @@ std::unique_ptr<Store> open_store(const std::string& connection_string) {
     return std::make_unique<SociStore>(parse_connection_string(connection_string));
 }
 
-std::unique_ptr<Store> open_store(const std::string& connection_string, int busy_timeout_ms) {
+std::unique_ptr<Store> open_store(const std::string& connection_string, int busy_timeout_ms,
+                                  int connect_timeout_s) {
     DbTarget t = parse_connection_string(connection_string);
     if (busy_timeout_ms < 0) throw std::invalid_argument("busy timeout must not be negative");
+    if (connect_timeout_s < 0) throw std::invalid_argument("connect timeout must not be negative");
     t.busy_timeout_ms = busy_timeout_ms;
+    if (connect_timeout_s > 0 && t.backend != Backend::Sqlite)
+        t.soci_params = with_connect_timeout(t.soci_params, connect_timeout_s);
     return std::make_unique<SociStore>(std::move(t));
 }
 

@@ -78,7 +78,9 @@ public:
 /// "postgresql://..."). Throws std::runtime_error with a readable message on failure.
 std::unique_ptr<Store> open_store(const std::string& connection_string);
 /// open_store with an explicit busy timeout (SQLite) or lock wait (servers) in milliseconds;
-/// it overrides a `timeout=` in the connection string.
-std::unique_ptr<Store> open_store(const std::string& connection_string, int busy_timeout_ms);
+/// it overrides a `timeout=` in the connection string. connect_timeout_s > 0 (servers only)
+/// overrides a `connect_timeout=` in it.
+std::unique_ptr<Store> open_store(const std::string& connection_string, int busy_timeout_ms,
+                                  int connect_timeout_s = 0);
 
 }  // namespace notesd

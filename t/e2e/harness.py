@@ -30,6 +30,12 @@ tree; default: two levels above this file), NOTESD_SHARED (the shared folder: co
 NGINX (the nginx binary; default: found on PATH or /usr/sbin), NOTESD_E2E_SET (space-separated
 KEY=VALUE notesd settings applied to every stack unless a test sets the key itself, e.g.
 "max_requests=1"), NOTESD_E2E_KEEP=1 (keep temp dirs for inspection).
+
+Database backend: NOTESD_E2E_DB=mysql|postgresql (default sqlite) makes every Stack without
+db=... create a fresh database of its own on the server of NOTESD_TEST_MYSQL / NOTESD_TEST_PGSQL
+(see serverdb.py; dropped at stop); `notesctl migrate` creates the schema as usual.
+stack.backend names the stack's backend; stack.stored_bytes() and stack.integrity_problems()
+look at what the database holds, whatever the backend.
 """
 import atexit
 import gzip
@@ -44,6 +50,9 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
+
+import serverdb
+from serverdb import ServerError  # noqa: F401 (for tests that catch it)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.path.abspath(os.environ.get("NOTESD_SRCDIR") or os.path.join(HERE, "..", ".."))
@@ -139,11 +148,24 @@ def build_url(path, query=None):
 
 
 _live_stacks = []
+_open_databases = []  # ServerDatabase objects of stacks not stopped yet
+
+
+def _drop_database(sdb):
+    if sdb in _open_databases:
+        _open_databases.remove(sdb)
+    if os.environ.get("NOTESD_E2E_KEEP") != "1":
+        sdb.drop()
 
 
 def _stop_all():
     for st in list(_live_stacks):
         st.stop()
+    for sdb in list(_open_databases):  # stacks made but never started
+        try:
+            _drop_database(sdb)
+        except ServerError:
+            pass
 
 
 atexit.register(_stop_all)
@@ -157,7 +179,8 @@ class Stack:
     upstream: FCGI_UPSTREAM for nginx (default: the stack's own notesd socket).
     nginx_extra: more http-level nginx config (e.g. a test server) with @PREFIX@ (the temp dir)
     and @EXTRA_PORT@ (a second free port, then in self.extra_port) filled in.
-    db: a SOCI connection string (default: a fresh SQLite file in the temp dir).
+    db: a SOCI connection string (default: a fresh SQLite file in the temp dir, or with
+    NOTESD_E2E_DB set a fresh database on that server, dropped at stop).
     """
 
     def __init__(self, config=None, notesd=True, nginx=None, upstream=None, db=None,
@@ -179,7 +202,12 @@ class Stack:
             os.chown(self.dir, -1, group)
             os.chmod(self.dir, 0o2750)
         self.socket_path = os.path.join(self.dir, "notesd.sock")
+        self.server_db = None
+        if db is None and notesd and serverdb.e2e_backend() != "sqlite":
+            self.server_db = self._fresh_server_database()
+            db = self.server_db.conn
         self.db_url = db or "sqlite3://db=%s" % os.path.join(self.data_dir, "notes.db")
+        self.backend = serverdb.parse_conn(self.db_url)[0]
         self.config_path = os.path.join(self.data_dir, "notesd.conf")
         self.log_path = os.path.join(self.dir, "notesd.log")
         self.port = None
@@ -199,6 +227,20 @@ class Stack:
         self._started = False
 
     # ---- life cycle -------------------------------------------------------------------------
+
+    def _fresh_server_database(self):
+        backend = serverdb.e2e_backend()
+        admin = os.environ.get(serverdb.ADMIN_ENV[backend], "").strip()
+        try:
+            if not admin:
+                raise ServerError("NOTESD_E2E_DB=%s needs %s (the server's connection string)"
+                                  % (backend, serverdb.ADMIN_ENV[backend]))
+            sdb = serverdb.ServerDatabase(admin)
+        except ServerError as e:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise StackError(str(e))
+        _open_databases.append(sdb)
+        return sdb
 
     def _default_settings(self):
         s = {
@@ -359,6 +401,8 @@ class Stack:
         self.stop_notesd()
         if self in _live_stacks:
             _live_stacks.remove(self)
+        if self.server_db is not None:
+            _drop_database(self.server_db)
         if os.environ.get("NOTESD_E2E_KEEP") != "1":
             shutil.rmtree(self.dir, ignore_errors=True)
         reg = os.environ.get("NOTESD_E2E_REGISTRY")
@@ -449,6 +493,37 @@ class Stack:
             except socket.timeout:
                 pass
             return out
+
+    # ---- the database -----------------------------------------------------------------------
+
+    def stored_bytes(self):
+        """Everything the database holds, as bytes: the SQLite files (main, -wal, -shm) as
+        they are on disk, or a server's dump (mariadb-dump / pg_dump) of the stack's database."""
+        if self.backend != "sqlite":
+            return serverdb.dump(self.db_url)
+        path = self.sqlite_path()
+        blob = b""
+        for name in sorted(os.listdir(os.path.dirname(path))):
+            if name.startswith(os.path.basename(path)):
+                with open(os.path.join(os.path.dirname(path), name), "rb") as f:
+                    blob += f.read()
+        return blob
+
+    def integrity_problems(self):
+        """[] when the database's own checker finds nothing wrong (SQLite: integrity_check and
+        foreign_key_check; servers: see serverdb.integrity_problems)."""
+        if self.backend != "sqlite":
+            return serverdb.integrity_problems(self.db_url)
+        p = run(["sqlite3", self.sqlite_path(),
+                 "PRAGMA integrity_check; PRAGMA foreign_key_check;"])
+        out = p.stdout.strip()
+        return [] if out == "ok" else out.splitlines()
+
+    def sqlite_path(self):
+        if self.backend != "sqlite":
+            raise StackError("the stack's database is %s, not a SQLite file" % self.backend)
+        pairs = dict(serverdb.parse_conn(self.db_url)[1])
+        return pairs.get("db") or pairs.get("dbname")
 
     # ---- logs -------------------------------------------------------------------------------
 

@@ -369,8 +369,14 @@ class RealPool(ErrorShape, unittest.TestCase):
         r = self.stack.request("GET", "/v2/notes")  # no token: the worker's 401
         self.assert_error(r, 401, "NOT_AUTHORIZED")
         self.assertIn("Bearer", r.headers.get("WWW-Authenticate", ""))
-        with open(os.path.join(self.stack.dir, "logs", "access.log")) as f:
-            self.assertIn("id=" + r.json()["request_id"], f.read())
+        path = os.path.join(self.stack.dir, "logs", "access.log")
+        rid = r.json()["request_id"]
+
+        def logged():  # nginx writes the line after it has sent the response
+            with open(path) as f:
+                return ("id=" + rid) in f.read()
+
+        self.stack.wait_for(logged, "the access log line of " + rid, timeout=3)
 
     def test_unknown_v2_path_is_workers_404(self):
         self.assert_error(self.stack.request("GET", "/v2/unknown"), 404, "NOT_FOUND")
