@@ -505,8 +505,14 @@ class Stack:
         blob = b""
         for name in sorted(os.listdir(os.path.dirname(path))):
             if name.startswith(os.path.basename(path)):
-                with open(os.path.join(os.path.dirname(path), name), "rb") as f:
-                    blob += f.read()
+                try:
+                    with open(os.path.join(os.path.dirname(path), name), "rb") as f:
+                        blob += f.read()
+                except FileNotFoundError:
+                    # the last connection to close (a recycled worker) checkpoints and
+                    # removes -wal/-shm between listdir and open; its content is in the
+                    # main file by then, which is read as well
+                    pass
         return blob
 
     def integrity_problems(self):
