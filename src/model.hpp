@@ -140,8 +140,10 @@ struct SearchCorpus {
 
 /// A note that contains a term: the candidate-finding unit.
 struct TermPosting {
-    std::string id;
+    long long uid_hi = 0, uid_lo = 0;  ///< the note's uuid as util.hpp's uuid_halves
     long long updated_us = 0;
+    int title_tf = 0, body_tf = 0;    ///< occurrences of the term in the note's title and body
+    int title_len = 0, body_len = 0;  ///< the note's field lengths in terms
 };
 
 /// What ranking reads of a candidate.

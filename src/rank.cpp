@@ -336,40 +336,97 @@ bool Ranker::has_all(const FieldStats& f, const std::vector<int>& seq) {
     return true;
 }
 
+// What scoring reads of one note, from its stored terms (scan) or its postings (Candidate).
+struct Ranker::Features {
+    double len_t = 0, len_b = 0;
+    const int* tf_t = nullptr;  ///< per interned term; -1 when unknown
+    const int* tf_b = nullptr;
+    const FieldStats* title = nullptr;  ///< positions, when scanned: sequences are counted
+    const FieldStats* body = nullptr;
+};
+
 // BM25F: field-weighted, length-normalised term frequency, saturated once across fields.
-double Ranker::saturate(double tf_title, double tf_body, const FieldStats& t, const FieldStats& b) const {
+double Ranker::saturate(double tf_title, double tf_body, const Features& f) const {
     const RankParams& p = params_;
-    const double nt = 1.0 - p.title_b + p.title_b * t.length / avg_title_;
-    const double nb = 1.0 - p.body_b + p.body_b * b.length / avg_body_;
+    const double nt = 1.0 - p.title_b + p.title_b * f.len_t / avg_title_;
+    const double nb = 1.0 - p.body_b + p.body_b * f.len_b / avg_body_;
     const double tf = p.title_weight * tf_title / nt + p.body_weight * tf_body / nb;
     return tf * (p.k1 + 1.0) / (p.k1 + tf);
 }
 
-std::optional<double> Ranker::score(std::string_view title_terms, std::string_view body_terms) const {
-    const FieldStats t = scan(title_terms), b = scan(body_terms);
-    bool matched = false;
+namespace {
+
+// The most occurrences a sequence can have in a field from its terms' counts there (-1:
+// unknown, then at most the field length): a phrase occurrence holds each of its terms at its
+// own position; a proximity pair counts its first term's occurrences, and only when the
+// second one occurs at all.
+int sequence_bound(ClauseKind kind, const std::vector<int>& seq, const int* tf, double len) {
+    auto count = [&](int t) { return tf[t] < 0 ? static_cast<int>(len) : tf[t]; };
+    if (kind == ClauseKind::Proximity) return count(seq[1]) == 0 ? 0 : count(seq[0]);
+    int bound = static_cast<int>(len);
+    for (int t : seq) bound = std::min(bound, count(t));
+    return bound;
+}
+
+}  // namespace
+
+// Clauses are summed in query order in both modes, so an exact estimate and a scan of the same
+// note give the same floating-point sum. saturate grows with each count, so bounds stay bounds.
+Estimate Ranker::evaluate(const Features& f) const {
+    Estimate e;
+    e.exact = true;
     double total = 0;
     for (const Compiled& k : compiled_) {
         if (k.kind == ClauseKind::Term || k.kind == ClauseKind::Prefix) {
             double best = 0;
             for (const Alt& a : k.alts) {
-                const int tt = t.tf[a.term], tb = b.tf[a.term];
+                const int tt = f.tf_t[a.term], tb = f.tf_b[a.term];
+                if (tt < 0 || tb < 0) {  // unknown: at most every term of the note is this one
+                    e.exact = false;
+                    best = std::max(best, a.weight * saturate(f.len_t, f.len_b, f));
+                    continue;
+                }
                 if (tt + tb == 0) continue;
-                matched = true;
-                best = std::max(best, a.weight * saturate(tt, tb, t, b));
+                e.matched = true;
+                best = std::max(best, a.weight * saturate(tt, tb, f));
             }
             total += best;
             continue;
         }
-        const int window = k.kind == ClauseKind::Phrase ? 1 : params_.proximity_window;
-        const int ct = has_all(t, k.seq) ? detail::count_sequence(t.ids, k.seq, window) : 0;
-        const int cb = has_all(b, k.seq) ? detail::count_sequence(b.ids, k.seq, window) : 0;
+        int ct = 0, cb = 0;
+        if (f.title) {
+            const int window = k.kind == ClauseKind::Phrase ? 1 : params_.proximity_window;
+            ct = has_all(*f.title, k.seq) ? detail::count_sequence(f.title->ids, k.seq, window) : 0;
+            cb = has_all(*f.body, k.seq) ? detail::count_sequence(f.body->ids, k.seq, window) : 0;
+        } else {
+            ct = sequence_bound(k.kind, k.seq, f.tf_t, f.len_t);
+            cb = sequence_bound(k.kind, k.seq, f.tf_b, f.len_b);
+            if (ct + cb > 0) e.exact = false;
+        }
         if (ct + cb == 0) continue;
-        matched |= k.kind == ClauseKind::Phrase;
-        total += k.weight * saturate(ct, cb, t, b);
+        e.matched |= k.kind == ClauseKind::Phrase;
+        total += k.weight * saturate(ct, cb, f);
     }
-    if (!matched) return std::nullopt;
-    return total;
+    e.score = total;
+    return e;
+}
+
+std::optional<double> Ranker::score(std::string_view title_terms, std::string_view body_terms) const {
+    const FieldStats t = scan(title_terms), b = scan(body_terms);
+    const Estimate e = evaluate(Features{t.length, b.length, t.tf.data(), b.tf.data(), &t, &b});
+    if (!e.matched) return std::nullopt;
+    return e.score;
+}
+
+Estimate Ranker::estimate(const Candidate& c) const {
+    return evaluate(Features{static_cast<double>(c.title_len), static_cast<double>(c.body_len),
+                             c.title_tf.data(), c.body_tf.data(), nullptr, nullptr});
+}
+
+int Ranker::term_index(const std::string& term) const {
+    for (std::size_t i = 0; i < terms_.size(); ++i)
+        if (terms_[i] == term) return static_cast<int>(i);
+    return -1;
 }
 
 std::vector<RetrievalUnit> Ranker::retrieval_plan(long long posting_budget) const {
@@ -414,27 +471,49 @@ std::vector<RetrievalUnit> Ranker::retrieval_plan(long long posting_budget) cons
     return out;
 }
 
-std::vector<std::string> Ranker::bound_candidates(const std::vector<RetrievalUnit>& units,
-                                                  const std::vector<std::vector<Posting>>& postings,
-                                                  std::size_t max_candidates) const {
+namespace {
+
+struct PairHash {
+    std::size_t operator()(const std::pair<long long, long long>& k) const {
+        return std::hash<long long>()(k.first * 0x9E3779B97F4A7C15LL ^ k.second);
+    }
+};
+
+}  // namespace
+
+std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>& units,
+                                                const std::vector<std::vector<Posting>>& postings,
+                                                const std::vector<bool>& complete,
+                                                std::size_t max_candidates) const {
     struct Entry {
-        long long updated_us = 0;
+        const Posting* first = nullptr;  // any posting of the note: its id, time and lengths
         double pre = 0;
         std::size_t clause = SIZE_MAX;  // clause of `pending`
         double pending = 0;             // best unit weight of that clause so far
+        std::uint32_t last_hit = UINT32_MAX;
     };
-    std::vector<std::size_t> order(std::min(units.size(), postings.size()));
-    for (std::size_t u = 0; u < order.size(); ++u) order[u] = u;
+    struct Hit {  // a (note, term) count, chained per note
+        int term = -1, title_tf = 0, body_tf = 0;
+        std::uint32_t prev = UINT32_MAX;
+    };
+    const std::size_t n_units = std::min(units.size(), postings.size());
+    std::vector<std::size_t> order(n_units);
+    for (std::size_t u = 0; u < n_units; ++u) order[u] = u;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return units[a].clause < units[b].clause; });
     // a clause counts once per note (its best unit), and clauses add up in clause order so the
     // floating sum is the same whatever order the postings arrived in
-    std::unordered_map<std::string_view, Entry> notes;
+    std::unordered_map<std::pair<long long, long long>, std::uint32_t, PairHash> index;
+    std::vector<Entry> entries;
+    std::vector<Hit> hits;
     for (std::size_t u : order) {
         const RetrievalUnit& unit = units[u];
+        const int term = term_index(unit.term);
         for (const Posting& p : postings[u]) {
-            Entry& e = notes[p.id];
-            e.updated_us = p.updated_us;
+            auto [it, fresh] = index.try_emplace({p.uid_hi, p.uid_lo},
+                                                 static_cast<std::uint32_t>(entries.size()));
+            if (fresh) entries.push_back(Entry{&p});
+            Entry& e = entries[it->second];
             if (e.clause != unit.clause) {
                 e.pre += e.pending;
                 e.clause = unit.clause;
@@ -442,15 +521,42 @@ std::vector<std::string> Ranker::bound_candidates(const std::vector<RetrievalUni
             } else {
                 e.pending = std::max(e.pending, unit.weight);
             }
+            hits.push_back(Hit{term, p.title_tf, p.body_tf, e.last_hit});
+            e.last_hit = static_cast<std::uint32_t>(hits.size() - 1);
         }
     }
-    std::vector<RankedNote> all;
-    all.reserve(notes.size());
-    for (const auto& [id, e] : notes) all.push_back(RankedNote{std::string(id), e.updated_us, e.pre + e.pending});
+    auto before = [&](std::uint32_t a, std::uint32_t b) {
+        const Entry &x = entries[a], &y = entries[b];
+        const double sx = x.pre + x.pending, sy = y.pre + y.pending;
+        if (sx != sy) return sx > sy;
+        if (x.first->updated_us != y.first->updated_us) return x.first->updated_us > y.first->updated_us;
+        if (x.first->uid_hi != y.first->uid_hi) return x.first->uid_hi > y.first->uid_hi;
+        return x.first->uid_lo > y.first->uid_lo;
+    };
+    std::vector<std::uint32_t> all(entries.size());
+    for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
     const std::size_t keep = std::min(max_candidates, all.size());
-    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), ranks_before);
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < keep; ++i) out.push_back(std::move(all[i].id));
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), before);
+    // Terms whose whole (filtered) list was read: a candidate not in it has none of them.
+    std::vector<int> unknown_or_zero(terms_.size(), -1);
+    for (std::size_t t = 0; t < terms_.size(); ++t)
+        if (df_of(terms_[t]) == 0) unknown_or_zero[t] = 0;  // in none of the user's notes
+    for (std::size_t u = 0; u < n_units; ++u)
+        if (u < complete.size() && complete[u])
+            if (const int t = term_index(units[u].term); t >= 0) unknown_or_zero[t] = 0;
+    std::vector<Candidate> out;
+    out.reserve(keep);
+    for (std::size_t i = 0; i < keep; ++i) {
+        const Entry& e = entries[all[i]];
+        Candidate c{e.first->uid_hi, e.first->uid_lo, e.first->updated_us, e.first->title_len,
+                    e.first->body_len, unknown_or_zero, unknown_or_zero};
+        for (std::uint32_t h = e.last_hit; h != UINT32_MAX; h = hits[h].prev)
+            if (hits[h].term >= 0) {
+                c.title_tf[hits[h].term] = hits[h].title_tf;
+                c.body_tf[hits[h].term] = hits[h].body_tf;
+            }
+        out.push_back(std::move(c));
+    }
     return out;
 }
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model.hpp"
 #include "text.hpp"
 
 namespace notesd {
@@ -87,11 +88,26 @@ struct RetrievalUnit {
     double weight = 0;       ///< the unit's share of the cheap pre-score
 };
 
-/// One posting row as the caller fetched it; each unit's list is capped at the posting budget,
-/// most recently updated first (updated_us desc, id desc).
-struct Posting {
-    std::string id;
+/// One posting row as the caller fetched it (the store's TermPosting); each unit's list is
+/// capped, most recently updated first (updated_us desc, id desc).
+using Posting = TermPosting;
+
+/// A candidate note and what the postings read tell about it: for every term the ranker
+/// knows (Ranker::term_count), its counts in the title and body, or -1 when the postings read
+/// cannot tell (the term found no candidates, or its list was cut).
+struct Candidate {
+    long long uid_hi = 0, uid_lo = 0;  ///< util.hpp's uuid_halves: their order is the id order
     long long updated_us = 0;
+    int title_len = 0, body_len = 0;
+    std::vector<int> title_tf, body_tf;
+};
+
+/// A candidate's score from its postings: exact, or an upper bound when the stored terms are
+/// needed (an unknown count, or a phrase or proximity clause that may match).
+struct Estimate {
+    double score = 0;
+    bool exact = false;
+    bool matched = false;  ///< when exact: whether the note matches the query at all
 };
 
 struct RankedNote {
@@ -112,13 +128,20 @@ public:
     std::vector<RetrievalUnit> retrieval_plan(long long posting_budget) const;
 
     /// Union of the units' postings, pre-scored by matched clause weights, cut to the best
-    /// max_candidates (pre-score desc, updated_us desc, id desc); returns their ids.
-    std::vector<std::string> bound_candidates(const std::vector<RetrievalUnit>& units,
-                                              const std::vector<std::vector<Posting>>& postings,
-                                              std::size_t max_candidates) const;
+    /// max_candidates (pre-score desc, updated_us desc, id desc), in that order. complete[u]
+    /// says list u holds every posting of its term that passes the filters, so a candidate
+    /// missing from it does not contain the term.
+    std::vector<Candidate> bound_candidates(const std::vector<RetrievalUnit>& units,
+                                            const std::vector<std::vector<Posting>>& postings,
+                                            const std::vector<bool>& complete,
+                                            std::size_t max_candidates) const;
+
+    /// The candidate's score as far as its postings decide it (see Estimate).
+    Estimate estimate(const Candidate& c) const;
 
     /// BM25F score of one candidate from its stored term strings (FieldIndex::terms); nullopt when
-    /// no clause matches (e.g. a quoted phrase whose words are only found apart).
+    /// no clause matches (e.g. a quoted phrase whose words are only found apart). Equal, bit for
+    /// bit, to estimate() of the same note whenever that is exact.
     std::optional<double> score(std::string_view title_terms, std::string_view body_terms) const;
 
     const ParsedQuery& query() const { return query_; }
@@ -135,6 +158,7 @@ private:
         double weight = 0;      ///< Phrase/Proximity: weight x summed idf
     };
     struct FieldStats;
+    struct Features;
 
     int intern(const std::string& term);
     double idf(long long df) const;
@@ -142,7 +166,9 @@ private:
     void compile();
     FieldStats scan(std::string_view stored) const;
     static bool has_all(const FieldStats& f, const std::vector<int>& seq);
-    double saturate(double tf_title, double tf_body, const FieldStats& t, const FieldStats& b) const;
+    double saturate(double tf_title, double tf_body, const Features& f) const;
+    Estimate evaluate(const Features& f) const;
+    int term_index(const std::string& term) const;
     long long df_of(const std::string& term) const;
 
     ParsedQuery query_;

@@ -1,12 +1,14 @@
 #include "search.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "markdown.hpp"
 #include "store/store.hpp"
 #include "text.hpp"
+#include "util.hpp"
 
 namespace notesd {
 namespace {
@@ -111,6 +113,79 @@ std::size_t cjk_lead(std::string_view run, const ParsedQuery& query) {
 
 }  // namespace
 
+namespace {
+
+constexpr std::size_t kTermsBatch = 32;  // stored terms read per store call
+
+struct Keyed {
+    double score = 0;
+    long long updated_us = 0, hi = 0, lo = 0;
+    std::size_t candidate = 0;
+};
+
+// Final order (ranks_before): score desc, updated_us desc, id desc (the halves' order).
+bool keyed_before(const Keyed& a, const Keyed& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.updated_us != b.updated_us) return a.updated_us > b.updated_us;
+    return a.hi != b.hi ? a.hi > b.hi : a.lo > b.lo;
+}
+
+// The best `limit` candidates by exact score. Candidates are visited by their estimate (exact,
+// or an upper bound); the walk stops once the limit-th best exact score ranks before the next
+// estimate, since no later candidate can then enter. Stored terms are read, a batch at a time,
+// only for visited candidates whose postings leave the score open (phrases, proximity,
+// unrecruited terms): most term queries read none.
+std::vector<std::string> best_exact(Store& store, long long user_id, const Ranker& ranker,
+                                    const std::vector<Candidate>& cands, std::size_t limit) {
+    std::vector<Keyed> order;
+    std::vector<Estimate> est;
+    order.reserve(cands.size());
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+        est.push_back(ranker.estimate(cands[i]));
+        order.push_back(Keyed{est[i].score, cands[i].updated_us, cands[i].uid_hi, cands[i].uid_lo, i});
+    }
+    std::sort(order.begin(), order.end(), keyed_before);
+    std::vector<Keyed> top;  // a heap whose front is the worst kept
+    std::vector<std::optional<double>> scanned(cands.size());
+    std::vector<bool> fetched(cands.size(), false);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        if (top.size() == limit && keyed_before(top.front(), order[i])) break;
+        const std::size_t c = order[i].candidate;
+        std::optional<double> score;
+        if (est[c].exact) {
+            if (est[c].matched) score = est[c].score;
+        } else {
+            if (!fetched[c]) {
+                std::vector<std::string> ids;
+                std::unordered_map<std::string, std::size_t> which;
+                for (std::size_t j = i; j < order.size() && ids.size() < kTermsBatch; ++j) {
+                    const std::size_t d = order[j].candidate;
+                    if (est[d].exact || fetched[d]) continue;
+                    fetched[d] = true;
+                    ids.push_back(uuid_from_halves(cands[d].uid_hi, cands[d].uid_lo));
+                    which.emplace(ids.back(), d);
+                }
+                for (const IndexedNote& n : store.indexed_notes(user_id, ids))
+                    scanned[which.at(n.id)] = ranker.score(n.title_terms, n.body_terms);
+            }
+            score = scanned[c];  // nullopt also when the note was deleted meanwhile
+        }
+        if (!score) continue;
+        top.push_back(Keyed{*score, cands[c].updated_us, cands[c].uid_hi, cands[c].uid_lo, c});
+        std::push_heap(top.begin(), top.end(), keyed_before);
+        if (top.size() > limit) {
+            std::pop_heap(top.begin(), top.end(), keyed_before);
+            top.pop_back();
+        }
+    }
+    std::sort(top.begin(), top.end(), keyed_before);
+    std::vector<std::string> ids;
+    for (const Keyed& k : top) ids.push_back(uuid_from_halves(k.hi, k.lo));
+    return ids;
+}
+
+}  // namespace
+
 std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const ParsedQuery& query,
                                          const SearchFilter& filter) {
     if (query.empty()) return {};
@@ -123,30 +198,23 @@ std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const 
         ? std::min<long long>(kPostingBudget, static_cast<long long>(kMaxCandidates))
         : kPostingBudget;
     std::vector<std::vector<Posting>> postings;
+    std::vector<bool> complete;
     std::unordered_map<std::string, std::size_t> fetched;  // a term shared by units is read once
     for (const RetrievalUnit& unit : plan) {
         auto it = fetched.find(unit.term);
         if (it != fetched.end()) {
             postings.push_back(postings[it->second]);
+            complete.push_back(complete[it->second]);
             continue;
         }
-        std::vector<Posting> list;
-        for (TermPosting& p : store.term_postings(user_id, unit.term, filter,
-                                                  static_cast<int>(fetch_limit)))
-            list.push_back(Posting{std::move(p.id), p.updated_us});
         fetched.emplace(unit.term, postings.size());
-        postings.push_back(std::move(list));
+        postings.push_back(store.term_postings(user_id, unit.term, filter,
+                                               static_cast<int>(fetch_limit)));
+        complete.push_back(static_cast<long long>(postings.back().size()) < fetch_limit);
     }
-    const std::vector<std::string> candidates =
-        ranker.bound_candidates(plan, postings, kMaxCandidates);
-    std::vector<RankedNote> ranked;
-    for (const IndexedNote& n : store.indexed_notes(user_id, candidates))
-        if (auto score = ranker.score(n.title_terms, n.body_terms))
-            ranked.push_back(RankedNote{n.id, n.updated_us, *score});
-    std::sort(ranked.begin(), ranked.end(), ranks_before);
-    std::vector<std::string> ids;
-    for (std::size_t i = 0; i < ranked.size() && i < kSnapshotSize; ++i) ids.push_back(ranked[i].id);
-    return ids;
+    const std::vector<Candidate> candidates =
+        ranker.bound_candidates(plan, postings, complete, kMaxCandidates);
+    return best_exact(store, user_id, ranker, candidates, kSnapshotSize);
 }
 
 std::string query_snippet(std::string_view plain_text, const ParsedQuery& query) {

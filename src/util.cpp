@@ -111,6 +111,46 @@ std::string stable_uuid(std::string_view name) {
     return format_uuid_bytes(digest);
 }
 
+namespace {
+
+constexpr unsigned long long kSignBit = 0x8000000000000000ULL;
+
+int hex_digit_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return 0;
+}
+
+}  // namespace
+
+void uuid_halves(const std::string& canonical_uuid, long long& hi, long long& lo) {
+    unsigned long long h = 0, l = 0;
+    int n = 0;
+    for (char c : canonical_uuid) {
+        if (c == '-') continue;
+        unsigned long long& half = n < 16 ? h : l;
+        half = (half << 4) | static_cast<unsigned long long>(hex_digit_value(c));
+        ++n;
+    }
+    hi = static_cast<long long>(h ^ kSignBit);
+    lo = static_cast<long long>(l ^ kSignBit);
+}
+
+std::string uuid_from_halves(long long hi, long long lo) {
+    static const char kHex[] = "0123456789abcdef";
+    std::string out(36, '-');
+    const unsigned long long halves[2] = {static_cast<unsigned long long>(hi) ^ kSignBit,
+                                          static_cast<unsigned long long>(lo) ^ kSignBit};
+    std::size_t pos = 0;
+    for (int i = 0; i < 32; ++i) {
+        if (pos == 8 || pos == 13 || pos == 18 || pos == 23) ++pos;
+        const unsigned long long v = halves[i / 16] >> (4 * (15 - i % 16));
+        out[pos++] = kHex[v & 0xf];
+    }
+    return out;
+}
+
 std::optional<std::string> parse_uuid(std::string_view s) {
     if (s.size() != 36) return std::nullopt;
     std::string out(36, '-');

@@ -14,6 +14,11 @@ std::string random_id128();
 std::string stable_uuid(std::string_view name);
 /// Canonical lowercase form of an 8-4-4-4-12 hex UUID in any case, or nullopt.
 std::optional<std::string> parse_uuid(std::string_view s);
+/// A canonical uuid's two 64-bit halves with the sign bit flipped: their signed order is the
+/// uuid's text order, on every database backend.
+void uuid_halves(const std::string& canonical_uuid, long long& hi, long long& lo);
+/// The canonical uuid of two halves made by uuid_halves.
+std::string uuid_from_halves(long long hi, long long lo);
 /// "api-request-<uuid>" from nginx's 32-hex $request_id; a random one when absent or malformed.
 std::string request_id_from(std::string_view nginx_request_id);
 

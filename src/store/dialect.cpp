@@ -116,6 +116,7 @@ DbTarget parse_server(Backend b, const std::string& rest) {
 class SqliteDialect final : public Dialect {
 public:
     const char* name() const override { return "sqlite"; }
+    std::string ordered_join() const override { return "CROSS JOIN"; }
     const soci::backend_factory& factory() const override { return *soci::factory_sqlite3(); }
     std::vector<std::string> session_setup(const DbTarget& t) const override {
         // WAL lets readers run beside the one writer; the busy timeout makes a writer wait for
@@ -159,6 +160,7 @@ public:
 class MySqlDialect final : public Dialect {
 public:
     const char* name() const override { return "mysql"; }
+    std::string ordered_join() const override { return "STRAIGHT_JOIN"; }
     const soci::backend_factory& factory() const override { return *soci::factory_mysql(); }
     // utf8mb4_bin for literals too, so `uuid < 'g'` compares bytes as SQLite does; strict mode
     // turns truncation into an error; READ COMMITTED sees other connections' commits at every

@@ -58,6 +58,9 @@ public:
     virtual std::string keyset_before(const std::string& col, const std::string& id) const;
     /// Row-limit clause with the placeholder `:lim`.
     virtual std::string limit_clause() const;
+    /// An inner join operator that keeps the written table order (left table outer), for a
+    /// join whose best order the planner cannot see from its statistics.
+    virtual std::string ordered_join() const { return "JOIN"; }
     /// COUNT(*) as a 64-bit integer column, so static binding to long long is exact.
     virtual std::string count_star() const = 0;
     /// A query with parameter `:name` returning the number of tables of that name (0 or 1).

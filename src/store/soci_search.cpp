@@ -74,7 +74,12 @@ void set_filter(detail::SearchParams& p, const SearchFilter& f) {
 }
 
 bool before(const TermPosting& a, const TermPosting& b) {
-    return a.updated_us != b.updated_us ? a.updated_us > b.updated_us : a.id > b.id;
+    if (a.updated_us != b.updated_us) return a.updated_us > b.updated_us;
+    return a.uid_hi != b.uid_hi ? a.uid_hi > b.uid_hi : a.uid_lo > b.uid_lo;
+}
+
+bool same_note(const TermPosting& a, const TermPosting& b) {
+    return a.uid_hi == b.uid_hi && a.uid_lo == b.uid_lo;
 }
 
 std::string join_ids(const std::vector<std::string>& ids) {
@@ -144,16 +149,15 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection) {
     return lazy(key, [&] {
         std::string sql;
         if (by_collection) {
-            sql = "SELECT nc.note_uuid, nc.updated_us FROM note_collections nc WHERE "
-                  "nc.collection_id = :coll AND nc.updated_us >= :umin AND nc.updated_us <= "
-                  ":umax AND nc.created_us >= :cmin AND nc.created_us <= :cmax AND (:mask = 0 "
-                  "OR (nc.flags & :mask2) <> 0) AND EXISTS (SELECT 1 FROM postings p WHERE "
-                  "p.user_id = :u AND p.term = :t AND p.updated_us = nc.updated_us AND "
-                  "p.note_id = nc.note_id) ORDER BY nc.updated_us DESC, nc.note_uuid DESC" +
-                  d.limit_clause();
+            sql = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens FROM note_collections nc " +
+                  d.ordered_join() + " postings p ON p.user_id = :u AND p.term = :t AND p.updated_us = "
+                  "nc.updated_us AND p.note_id = nc.note_id WHERE nc.collection_id = :coll AND "
+                  "nc.updated_us >= :umin AND nc.updated_us <= :umax AND nc.created_us >= :cmin "
+                  "AND nc.created_us <= :cmax AND (:mask = 0 OR (nc.flags & :mask2) <> 0) "
+                  "ORDER BY nc.updated_us DESC, nc.note_uuid DESC" + d.limit_clause();
         } else {
-            sql = std::string("SELECT p.uid_hi, p.uid_lo, p.updated_us FROM postings p WHERE "
-                              "p.user_id = :u AND p.term = :t") + kFilters;
+            sql = std::string("SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens FROM "
+                              "postings p WHERE p.user_id = :u AND p.term = :t") + kFilters;
             if (collections == 1) {
                 sql += " AND EXISTS (SELECT 1 FROM note_collections nc WHERE nc.note_id = "
                        "p.note_id AND nc.collection_id = :c0)";
@@ -167,8 +171,7 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection) {
             sql += " ORDER BY p.updated_us DESC, p.uid_hi DESC, p.uid_lo DESC" + d.limit_clause();
         }
         Prep q(s, sql);
-        if (by_collection) q.out(o_uuid).out(o_updated);
-        else q.out(o_hi).out(o_lo).out(o_updated);
+        q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens);
         q.in(p.u, "u").in(p.term, "t").in(p.coll, "coll").in(p.umin, "umin").in(p.umax, "umax")
             .in(p.cmin, "cmin").in(p.cmax, "cmax").in(p.mask, "mask").in(p.mask2, "mask2")
             .in(p.lim, "lim");
@@ -183,8 +186,8 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection) {
 
 soci::statement& SearchStmts::indexed() {
     return lazy(11, [&] {
-        return Prep(s, "SELECT uuid, updated_us, title_terms, body_terms FROM notes WHERE "
-                       "user_id = :u AND uuid = :uuid")
+        return Prep(s, "SELECT n.uuid, n.updated_us, t.title_terms, t.body_terms FROM notes n "
+                       "JOIN note_text t ON t.note_id = n.id WHERE n.user_id = :u AND n.uuid = :uuid")
             .out(o_uuid).out(o_updated).out(o_title_terms).out(o_body_terms).in(p.u, "u")
             .in(p.uuid, "uuid").done();
     });
@@ -196,7 +199,8 @@ soci::statement& SearchStmts::hit(bool with_content) {
         Prep q(s, std::string("SELECT n.uuid, n.title, n.snippet, ") +
                       (with_content ? "n.content, " : "") +
                       "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, "
-                      "n.plain_text FROM notes n WHERE n.user_id = :u AND n.uuid = :uuid");
+                      "t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id WHERE "
+                      "n.user_id = :u AND n.uuid = :uuid");
         q.out(nr.uuid).out(nr.title).out(nr.snippet);
         if (with_content) q.out(nr.content);
         q.out(nr.created).out(nr.updated).out(nr.colls).out(nr.audios).out(o_plain);
@@ -302,8 +306,7 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
         if (!colls.empty()) return postings_in_collections(colls, coll_notes, limit);
         soci::statement& st = q.postings(0, false);
         st.execute();
-        while (st.fetch())
-            out.push_back(TermPosting{detail::uuid_from_halves(q.o_hi, q.o_lo), q.o_updated});
+        while (st.fetch()) out.push_back(q.posting());
         return out;
     });
 }
@@ -322,21 +325,18 @@ std::vector<TermPosting> SociStore::postings_in_collections(const std::vector<lo
             q.p.colls[i] = colls[i < colls.size() ? i : 0];  // padding repeats a listed id
         soci::statement& st = q.postings(static_cast<int>(colls.size()), false);
         st.execute();
-        while (st.fetch())
-            out.push_back(TermPosting{detail::uuid_from_halves(q.o_hi, q.o_lo), q.o_updated});
+        while (st.fetch()) out.push_back(q.posting());
         return out;
     }
     soci::statement& st = q.postings(1, true);
     for (long long c : colls) {
         q.p.coll = c;
         st.execute();
-        while (st.fetch()) out.push_back(TermPosting{q.o_uuid, q.o_updated});
+        while (st.fetch()) out.push_back(q.posting());
     }
     // Merge: a note in several listed collections comes once; the global order and limit hold.
     std::sort(out.begin(), out.end(), before);
-    out.erase(std::unique(out.begin(), out.end(),
-                          [](const TermPosting& a, const TermPosting& b) { return a.id == b.id; }),
-              out.end());
+    out.erase(std::unique(out.begin(), out.end(), same_note), out.end());
     if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
     return out;
 }

@@ -219,25 +219,30 @@ WriteStmts::WriteStmts(soci::session& s, const Dialect& d)
                      .out(link).in(id, "id").done()),
       note_insert(Prep(s, "INSERT INTO notes (user_id, uuid, title, snippet, content, created_us, "
                           "updated_us, flags, collection_uuids, audio_uuids, content_hash, "
-                          "title_terms, body_terms, title_len, body_len, plain_text) VALUES "
-                          "(:u, :uuid, :title, :snippet, :content, :created, :updated, :flags, "
-                          ":colls, :audios, :hash, :tterms, :bterms, :tlen, :blen, :plain)")
+                          "title_len, body_len) VALUES (:u, :uuid, :title, :snippet, :content, "
+                          ":created, :updated, :flags, :colls, :audios, :hash, :tlen, :blen)")
                       .in(u, "u").in(uuid, "uuid").in(title, "title").in(snippet, "snippet")
                       .in(content, "content").in(created, "created").in(updated, "updated")
                       .in(flags, "flags").in(colls, "colls").in(audios, "audios")
-                      .in(hash, "hash").in(title_terms, "tterms").in(body_terms, "bterms")
-                      .in(title_len, "tlen").in(body_len, "blen").in(plain_text, "plain")
+                      .in(hash, "hash").in(title_len, "tlen").in(body_len, "blen")
                       .returning_id(d, new_id).done()),
       note_update(Prep(s, "UPDATE notes SET title = :title, snippet = :snippet, content = "
                           ":content, created_us = :created, updated_us = :updated, flags = "
                           ":flags, collection_uuids = :colls, audio_uuids = :audios, "
-                          "content_hash = :hash, title_terms = :tterms, body_terms = :bterms, "
-                          "title_len = :tlen, body_len = :blen, plain_text = :plain WHERE id = :id")
+                          "content_hash = :hash, title_len = :tlen, body_len = :blen WHERE id = :id")
                       .in(title, "title").in(snippet, "snippet").in(content, "content")
                       .in(created, "created").in(updated, "updated").in(flags, "flags")
                       .in(colls, "colls").in(audios, "audios").in(hash, "hash")
-                      .in(title_terms, "tterms").in(body_terms, "bterms").in(title_len, "tlen")
-                      .in(body_len, "blen").in(plain_text, "plain").in(id, "id").done()),
+                      .in(title_len, "tlen").in(body_len, "blen").in(id, "id").done()),
+      text_insert(Prep(s, "INSERT INTO note_text (note_id, user_id, title_terms, body_terms, "
+                          "plain_text) VALUES (:id, :u, :tterms, :bterms, :plain)")
+                      .in(id, "id").in(u, "u").in(title_terms, "tterms").in(body_terms, "bterms")
+                      .in(plain_text, "plain").done()),
+      text_update(Prep(s, "UPDATE note_text SET title_terms = :tterms, body_terms = :bterms, "
+                          "plain_text = :plain WHERE note_id = :id")
+                      .in(title_terms, "tterms").in(body_terms, "bterms").in(plain_text, "plain")
+                      .in(id, "id").done()),
+      text_delete(Prep(s, "DELETE FROM note_text WHERE note_id = :id").in(id, "id").done()),
       links_delete(Prep(s, "DELETE FROM note_collections WHERE note_id = :id").in(id, "id").done()),
       link_insert(Prep(s, "INSERT INTO note_collections (collection_id, note_id, note_uuid, "
                           "created_us, updated_us, flags) VALUES (:cid, :id, :uuid, :created, "
@@ -256,17 +261,18 @@ WriteStmts::WriteStmts(soci::session& s, const Dialect& d)
                         "body_tokens = body_tokens + :dbt WHERE id = :u")
                     .in(dn, "dn").in(dc, "dc").in(dtt, "dtt").in(dbt, "dbt").in(u, "u").done()),
       note_delete(Prep(s, "DELETE FROM notes WHERE id = :id").in(id, "id").done()),
-      note_old_index(Prep(s, "SELECT title_terms, body_terms, title_len, body_len, created_us, "
-                             "updated_us, flags FROM notes WHERE id = :id")
+      note_old_index(Prep(s, "SELECT t.title_terms, t.body_terms, n.title_len, n.body_len, "
+                             "n.created_us, n.updated_us, n.flags FROM notes n JOIN note_text t "
+                             "ON t.note_id = n.id WHERE n.id = :id")
                          .out(on_title_terms).out(on_body_terms).out(on_title_len)
                          .out(on_body_len).out(on_created).out(on_updated).out(on_flags)
                          .in(id, "id").done()),
       posting_insert(Prep(s, "INSERT INTO postings (user_id, term, updated_us, uid_hi, uid_lo, "
-                             "note_id, created_us, flags) VALUES (:u, :term, :updated, :hi, :lo, "
-                             ":note, :created, :flags)")
+                             "note_id, created_us, flags, tfs, lens) VALUES (:u, :term, :updated, "
+                             ":hi, :lo, :note, :created, :flags, :tfs, :lens)")
                          .in(u, "u").in(p_term, "term").in(p_updated, "updated").in(p_hi, "hi")
                          .in(p_lo, "lo").in(p_note, "note").in(p_created, "created")
-                         .in(p_flags, "flags").done()),
+                         .in(p_flags, "flags").in(p_tfs, "tfs").in(p_lens, "lens").done()),
       posting_delete(Prep(s, "DELETE FROM postings WHERE user_id = :u AND term = :term AND "
                              "updated_us = :updated AND uid_hi = :hi AND uid_lo = :lo")
                          .in(u, "u").in(p_term, "term").in(p_updated, "updated").in(p_hi, "hi")
@@ -277,46 +283,6 @@ WriteStmts::WriteStmts(soci::session& s, const Dialect& d)
                     .in(u, "u").in(p_term, "term").in(df_delta, "delta").done()),
       df_drop(Prep(s, "DELETE FROM term_df WHERE user_id = :u AND term = :term AND df = :gone")
                   .in(u, "u").in(p_term, "term").in(df_gone, "gone").done()) {}
-
-namespace {
-
-constexpr unsigned long long kSignBit = 0x8000000000000000ULL;
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return 0;
-}
-
-}  // namespace
-
-void uuid_halves(const std::string& canonical_uuid, long long& hi, long long& lo) {
-    unsigned long long h = 0, l = 0;
-    int n = 0;
-    for (char c : canonical_uuid) {
-        if (c == '-') continue;
-        unsigned long long& half = n < 16 ? h : l;
-        half = (half << 4) | static_cast<unsigned long long>(hex_value(c));
-        ++n;
-    }
-    hi = static_cast<long long>(h ^ kSignBit);
-    lo = static_cast<long long>(l ^ kSignBit);
-}
-
-std::string uuid_from_halves(long long hi, long long lo) {
-    static const char kHex[] = "0123456789abcdef";
-    std::string out(36, '-');
-    const unsigned long long halves[2] = {static_cast<unsigned long long>(hi) ^ kSignBit,
-                                          static_cast<unsigned long long>(lo) ^ kSignBit};
-    std::size_t pos = 0;
-    for (int i = 0; i < 32; ++i) {
-        if (pos == 8 || pos == 13 || pos == 18 || pos == 23) ++pos;
-        const unsigned long long v = halves[i / 16] >> (4 * (15 - i % 16));
-        out[pos++] = kHex[v & 0xf];
-    }
-    return out;
-}
 
 }  // namespace detail
 }  // namespace notesd

@@ -4,12 +4,14 @@
 #pragma once
 #include <soci/soci.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "errors.hpp"
 #include "store/soci_store.hpp"
+#include "util.hpp"
 
 namespace notesd {
 namespace detail {
@@ -158,18 +160,36 @@ struct WriteStmts {
     // one postings row / one term_df change
     std::string p_term;
     long long p_updated = 0, p_hi = 0, p_lo = 0, p_note = 0, p_created = 0, p_flags = 0;
+    long long p_tfs = 0, p_lens = 0;  // packed pairs, see pack_pair
     long long df_delta = 0, df_gone = 0;
 
     soci::statement lock_user, coll_find, coll_insert, coll_update, note_find, note_links;
-    soci::statement note_insert, note_update, links_delete, link_insert, att_delete, att_insert;
+    soci::statement note_insert, note_update, text_insert, text_update, text_delete;
+    soci::statement links_delete, link_insert, att_delete, att_insert;
     soci::statement coll_bump, user_bump, note_delete;
     soci::statement note_old_index, posting_insert, posting_delete, df_add, df_insert, df_drop;
 };
 
-/// The uuid's two 64-bit halves with the sign bit flipped: signed order = uuid text order.
-void uuid_halves(const std::string& canonical_uuid, long long& hi, long long& lo);
-/// The canonical uuid of two halves made by uuid_halves.
-std::string uuid_from_halves(long long hi, long long lo);
+using notesd::uuid_from_halves;  // util.hpp
+using notesd::uuid_halves;
+
+/// A term of a note with its number of occurrences in the title and in the body.
+struct TermCount {
+    std::string term;
+    long long title_tf = 0, body_tf = 0;
+};
+
+/// The distinct terms of two space-joined stored fields with their counts, sorted bytewise.
+std::vector<TermCount> count_terms(const std::string& title_terms, const std::string& body_terms);
+
+/// Two non-negative counts in one BIGINT column (postings.tfs, postings.lens): first * 2^32 +
+/// second, each capped at 2^31 - 1 so the value stays a positive signed 64-bit integer.
+inline long long pack_pair(long long first, long long second) {
+    constexpr long long kCap = 0x7fffffffLL;
+    return (std::min(first, kCap) << 32) | std::min(second, kCap);
+}
+inline long long pair_first(long long packed) { return packed >> 32; }
+inline long long pair_second(long long packed) { return packed & 0xffffffffLL; }
 
 /// A postings row's key within one user: the candidate order (term, updated_us, uuid).
 struct PostingKey {
@@ -188,15 +208,16 @@ struct IndexDelta {
     struct Op {
         PostingKey key;
         bool add = false;  // else remove
-        long long note_id = 0, created = 0, flags = 0;
+        long long note_id = 0, created = 0, flags = 0, tfs = 0, lens = 0;
     };
     std::vector<Op> ops;                            // in the order made
     std::vector<std::pair<std::string, int>> df;    // (term, +1 or -1)
     long long notes = 0, collections = 0, title_tokens = 0, body_tokens = 0;
 
-    void remove(PostingKey k) { ops.push_back(Op{std::move(k), false, 0, 0, 0}); }
-    void add(PostingKey k, long long note_id, long long created, long long flags) {
-        ops.push_back(Op{std::move(k), true, note_id, created, flags});
+    void remove(PostingKey k) { ops.push_back(Op{std::move(k), false, 0, 0, 0, 0, 0}); }
+    void add(PostingKey k, long long note_id, long long created, long long flags, long long tfs,
+             long long lens) {
+        ops.push_back(Op{std::move(k), true, note_id, created, flags, tfs, lens});
     }
 };
 
@@ -224,12 +245,18 @@ struct SearchStmts {
     soci::statement& snapshot_insert();
     soci::statement& snapshot_find();
     soci::statement& snapshot_purge();
+    /// The postings row just fetched by postings().
+    TermPosting posting() const {
+        return TermPosting{o_hi, o_lo, o_updated, static_cast<int>(pair_first(o_tfs)),
+                           static_cast<int>(pair_second(o_tfs)), static_cast<int>(pair_first(o_lens)),
+                           static_cast<int>(pair_second(o_lens))};
+    }
 
     soci::session& s;
     const Dialect& d;
     SearchParams p;
     long long o_notes = 0, o_tt = 0, o_bt = 0, o_df = 0, o_hi = 0, o_lo = 0, o_updated = 0;
-    long long o_created = 0;
+    long long o_created = 0, o_tfs = 0, o_lens = 0;
     std::string o_term, o_uuid, o_title_terms, o_body_terms, o_plain, o_fp, o_ids;
     NoteRow nr;
     SnapshotRecord snap;
@@ -250,7 +277,7 @@ struct NoteWrite {
     const NoteInput* in = nullptr;
     std::string id;                            // canonical uuid
     long long hi = 0, lo = 0;                  // uuid_halves(id)
-    std::vector<std::string> terms;            // distinct title and body terms, sorted
+    std::vector<TermCount> terms;              // distinct title and body terms, sorted
     std::vector<std::string> collections;      // canonical, de-duplicated, in input order
     std::vector<std::string> attachment_ids;   // canonical, parallel to in->attachments
     std::string collections_text, audio_text;  // the denormalised columns

@@ -298,12 +298,17 @@ void SociStore::apply_migration(const EmbeddedMigration& m) {
         soci::into(applied), soci::use(version, "v");
     if (applied == 0) {
         for (const std::string& st : split_sql(m.sql)) sql_ << st;
+        after_migration(m.version);
         const std::string name = m.name;
         long long now = now_us();
         sql_ << "INSERT INTO schema_migrations (version, name, applied_us) VALUES (:v, :n, :t)",
             soci::use(version, "v"), soci::use(name, "n"), soci::use(now, "t");
     }
     tx.commit();
+}
+
+void SociStore::after_migration(int version) {
+    if (version == 3) rebuild_postings();  // 003 emptied it to add the counts
 }
 
 int SociStore::schema_version() {

@@ -89,6 +89,10 @@ private:
     long long find_collection(long long user_id, const std::string& uuid, long long* note_count);
     bool table_exists(const std::string& name);
     void apply_migration(const EmbeddedMigration& m);
+    /// Data steps a migration's SQL cannot do, run in its transaction right after the script.
+    void after_migration(int version);
+    /// Refills the postings table from notes and note_text (the terms' counts need C++).
+    void rebuild_postings();
     void lock_user(long long user_id);
     long long run_insert(soci::statement& st, const char* table, long long& id);
     void upsert_collection(const CollectionInput& c, std::map<std::string, long long>& ids,

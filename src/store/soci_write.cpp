@@ -54,23 +54,47 @@ constexpr std::size_t kMaxTermBytes = 48 * 4;
 // Netted postings changes held in memory before a write_batch applies them.
 constexpr std::size_t kMaxPendingPostings = 200000;
 
-// The distinct terms of both fields, sorted bytewise (the postings key order).
-std::vector<std::string> distinct_terms(const std::string& title, const std::string& body) {
-    std::vector<std::string> out;
-    for (const std::string* f : {&title, &body}) {
-        std::size_t i = 0;
-        while (i < f->size()) {
-            std::size_t e = f->find(' ', i);
-            if (e == std::string::npos) e = f->size();
-            if (e - i > kMaxTermBytes) throw std::invalid_argument("note index term too long");
-            if (e > i) out.emplace_back(*f, i, e - i);
-            i = e + 1;
+// Appends the terms of one space-joined field, counting each into title_tf or body_tf.
+void count_field(const std::string& f, bool title, std::vector<detail::TermCount>& out) {
+    std::size_t i = 0;
+    while (i < f.size()) {
+        std::size_t e = f.find(' ', i);
+        if (e == std::string::npos) e = f.size();
+        if (e - i > kMaxTermBytes) throw std::invalid_argument("note index term too long");
+        if (e > i) out.push_back(detail::TermCount{f.substr(i, e - i), title ? 1 : 0, title ? 0 : 1});
+        i = e + 1;
+    }
+}
+
+}  // namespace
+
+namespace detail {
+
+// The distinct terms of both fields with their counts, sorted bytewise (the postings key order).
+std::vector<TermCount> count_terms(const std::string& title, const std::string& body) {
+    std::vector<TermCount> all;
+    count_field(title, true, all);
+    count_field(body, false, all);
+    std::sort(all.begin(), all.end(),
+              [](const TermCount& a, const TermCount& b) { return a.term < b.term; });
+    std::vector<TermCount> out;
+    for (TermCount& t : all) {
+        if (!out.empty() && out.back().term == t.term) {
+            out.back().title_tf += t.title_tf;
+            out.back().body_tf += t.body_tf;
+        } else {
+            out.push_back(std::move(t));
         }
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::count_terms;
+using detail::TermCount;
 
 NoteWrite prepare_note(const NoteInput& n) {
     NoteWrite w;
@@ -97,7 +121,7 @@ NoteWrite prepare_note(const NoteInput& n) {
     need_utf8(n.body_terms, "note body terms");
     need_utf8(n.plain_text, "note plain text");
     if (n.title_len < 0 || n.body_len < 0) throw std::invalid_argument("negative term count");
-    w.terms = distinct_terms(n.title_terms, n.body_terms);
+    w.terms = count_terms(n.title_terms, n.body_terms);
     std::string s = "notesd-note-v2|";
     field(s, n.title);
     field(s, n.snippet);
@@ -188,9 +212,12 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     if (existed) {
         w.id = note_id;
         exec(w.note_update);
+        exec(w.text_update);
     } else {
         w.uuid = n.id;
         note_id = run_insert(w.note_insert, "notes", w.new_id);
+        w.id = note_id;
+        exec(w.text_insert);
         ++delta.notes;
         reindex_note(&n, note_id, false, n.id, delta);
     }
@@ -198,43 +225,53 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     return existed ? WriteOutcome::Updated : WriteOutcome::Inserted;
 }
 
+// Postings rows carry the note's counts and lengths, so a row is rewritten when its key moves
+// (updated_us), when a copied column changes (created_us, flags, either field length) or when
+// its term's counts change; a note's other rows stay as they are.
 void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed,
                              const std::string& uuid, detail::IndexDelta& delta) {
     WriteStmts& w = writes();
     long long hi = 0, lo = 0;
     detail::uuid_halves(uuid, hi, lo);
-    std::vector<std::string> old_terms;
-    long long old_updated = 0, old_created = 0, old_flags = 0;
+    std::vector<TermCount> old_terms;
+    long long old_updated = 0, old_created = 0, old_flags = 0, old_lens = 0;
     if (existed) {
         w.id = note_id;
         if (!fetch_one(w.note_old_index)) throw std::runtime_error("note vanished while indexing");
-        old_terms = distinct_terms(w.on_title_terms, w.on_body_terms);
+        old_terms = count_terms(w.on_title_terms, w.on_body_terms);
         delta.title_tokens -= w.on_title_len;
         delta.body_tokens -= w.on_body_len;
         old_updated = w.on_updated;
         old_created = w.on_created;
         old_flags = w.on_flags;
+        old_lens = detail::pack_pair(w.on_title_len, w.on_body_len);
     }
-    static const std::vector<std::string> kNone;
-    const std::vector<std::string>& new_terms = n ? n->terms : kNone;
-    // The key holds updated_us and the row copies created_us and flags: when any of them
-    // changes every row of the note is rewritten, otherwise only the added and removed terms.
+    static const std::vector<TermCount> kNone;
+    const std::vector<TermCount>& new_terms = n ? n->terms : kNone;
+    const long long new_lens = n ? detail::pack_pair(n->in->title_len, n->in->body_len) : 0;
     const bool moved = !n || old_updated != n->in->updated_us ||
-                       old_created != n->in->created_us || old_flags != n->in->flags;
-    for (const std::string& t : old_terms) {
-        const bool kept = std::binary_search(new_terms.begin(), new_terms.end(), t);
-        if (!kept) delta.df.emplace_back(t, -1);
-        if (!kept || moved) delta.remove(detail::PostingKey{t, old_updated, hi, lo});
+                       old_created != n->in->created_us || old_flags != n->in->flags ||
+                       old_lens != new_lens;
+    auto by_term = [](const TermCount& a, const TermCount& b) { return a.term < b.term; };
+    for (const TermCount& t : old_terms) {
+        auto it = std::lower_bound(new_terms.begin(), new_terms.end(), t, by_term);
+        const bool kept = it != new_terms.end() && it->term == t.term;
+        const bool same = kept && it->title_tf == t.title_tf && it->body_tf == t.body_tf;
+        if (!kept) delta.df.emplace_back(t.term, -1);
+        if (!same || moved) delta.remove(detail::PostingKey{t.term, old_updated, hi, lo});
     }
     if (!n) return;
     delta.title_tokens += n->in->title_len;
     delta.body_tokens += n->in->body_len;
-    for (const std::string& t : new_terms) {
-        const bool had = std::binary_search(old_terms.begin(), old_terms.end(), t);
-        if (!had) delta.df.emplace_back(t, +1);
-        if (!had || moved)
-            delta.add(detail::PostingKey{t, n->in->updated_us, hi, lo}, note_id,
-                      n->in->created_us, n->in->flags);
+    for (const TermCount& t : new_terms) {
+        auto it = std::lower_bound(old_terms.begin(), old_terms.end(), t, by_term);
+        const bool had = it != old_terms.end() && it->term == t.term;
+        const bool same = had && it->title_tf == t.title_tf && it->body_tf == t.body_tf;
+        if (!had) delta.df.emplace_back(t.term, +1);
+        if (!same || moved)
+            delta.add(detail::PostingKey{t.term, n->in->updated_us, hi, lo}, note_id,
+                      n->in->created_us, n->in->flags, detail::pack_pair(t.title_tf, t.body_tf),
+                      new_lens);
     }
 }
 
@@ -259,6 +296,8 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
             w.p_note = last.note_id;
             w.p_created = last.created;
             w.p_flags = last.flags;
+            w.p_tfs = last.tfs;
+            w.p_lens = last.lens;
             exec(w.posting_insert);
         }
         i = j;
@@ -369,6 +408,60 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
     });
 }
 
+// Pages through every note (by id, so memory stays bounded on a large database) and inserts
+// its postings rows, each page's rows in key order.
+void SociStore::rebuild_postings() {
+    struct Row {
+        long long user = 0;
+        detail::PostingKey key;
+        long long note = 0, created = 0, flags = 0, tfs = 0, lens = 0;
+    };
+    WriteStmts& w = writes();
+    long long last = 0, lim = 1000, id = 0, user = 0, updated = 0, created = 0, flags = 0;
+    long long tlen = 0, blen = 0;
+    std::string uuid, tt, bt;
+    soci::statement page = detail::Prep(sql_, "SELECT n.id, n.user_id, n.uuid, n.updated_us, "
+                                              "n.created_us, n.flags, n.title_len, n.body_len, "
+                                              "t.title_terms, t.body_terms FROM notes n JOIN "
+                                              "note_text t ON t.note_id = n.id WHERE n.id > :last "
+                                              "ORDER BY n.id" + dialect_->limit_clause())
+                               .out(id).out(user).out(uuid).out(updated).out(created).out(flags)
+                               .out(tlen).out(blen).out(tt).out(bt).in(last, "last").in(lim, "lim")
+                               .done();
+    for (;;) {
+        std::vector<Row> rows;
+        long long seen = 0;
+        page.execute();
+        while (page.fetch()) {
+            ++seen;
+            last = id;
+            long long hi = 0, lo = 0;
+            detail::uuid_halves(uuid, hi, lo);
+            for (const TermCount& t : count_terms(tt, bt))
+                rows.push_back(Row{user, detail::PostingKey{t.term, updated, hi, lo}, id, created,
+                                   flags, detail::pack_pair(t.title_tf, t.body_tf),
+                                   detail::pack_pair(tlen, blen)});
+        }
+        std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+            return a.user != b.user ? a.user < b.user : a.key < b.key;
+        });
+        for (const Row& r : rows) {
+            w.u = r.user;
+            w.p_term = r.key.term;
+            w.p_updated = r.key.updated;
+            w.p_hi = r.key.hi;
+            w.p_lo = r.key.lo;
+            w.p_note = r.note;
+            w.p_created = r.created;
+            w.p_flags = r.flags;
+            w.p_tfs = r.tfs;
+            w.p_lens = r.lens;
+            exec(w.posting_insert);
+        }
+        if (seen < lim) break;
+    }
+}
+
 bool SociStore::delete_note(long long user_id, const std::string& note_id) {
     const std::optional<std::string> id = parse_uuid(note_id);
     if (!id) return false;
@@ -396,6 +489,7 @@ bool SociStore::delete_note(long long user_id, const std::string& note_id) {
         w.id = nid;
         exec(w.links_delete);
         exec(w.att_delete);
+        exec(w.text_delete);
         exec(w.note_delete);
         apply_index(user_id, delta);
         tx.commit();

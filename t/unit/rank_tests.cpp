@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -256,6 +257,21 @@ BOOST_AUTO_TEST_CASE(retrieval_plan_takes_rarest_terms_within_budget) {
     BOOST_CHECK_EQUAL(plan.size(), 3u);  // zzz has no postings, gamma is covered by delta
 }
 
+namespace {
+
+// A posting of note n<k>: its uuid halves order like the ids "n1" < "n2" < ...
+Posting posting(long long k, long long updated, int tt = 0, int tb = 1, int lt = 1, int lb = 10) {
+    return Posting{k, 0, updated, tt, tb, lt, lb};
+}
+
+std::vector<long long> note_numbers(const std::vector<Candidate>& v) {
+    std::vector<long long> out;
+    for (const auto& c : v) out.push_back(c.uid_hi);
+    return out;
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(candidate_bound_prefers_prescore_then_recency) {
     ParsedQuery q = parse_query("rare common");
     QueryStats s;
@@ -265,11 +281,73 @@ BOOST_AUTO_TEST_CASE(candidate_bound_prefers_prescore_then_recency) {
     auto plan = r.retrieval_plan(1000);
     BOOST_REQUIRE_EQUAL(plan.size(), 2u);
     std::vector<std::vector<Posting>> post(2);
-    post[0] = {{"n1", 1}, {"n2", 2}};              // rare
-    post[1] = {{"n2", 2}, {"n3", 9}, {"n4", 9}};   // common
-    auto ids = r.bound_candidates(plan, post, 3);
-    BOOST_CHECK(ids == (V{"n2", "n1", "n4"}));
-    BOOST_CHECK(r.bound_candidates(plan, post, 10).size() == 4u);
+    post[0] = {posting(1, 1), posting(2, 2)};                  // rare
+    post[1] = {posting(2, 2), posting(3, 9), posting(4, 9)};   // common
+    const std::vector<bool> complete{true, true};
+    auto c = r.bound_candidates(plan, post, complete, 3);
+    BOOST_CHECK(note_numbers(c) == (std::vector<long long>{2, 1, 4}));
+    BOOST_CHECK(r.bound_candidates(plan, post, complete, 10).size() == 4u);
+    // n1 is in the complete list of "common" nowhere: it has none; n2 has both, exactly
+    BOOST_CHECK(r.estimate(c[1]).exact);
+    BOOST_CHECK(r.estimate(c[1]).matched);
+    // without the complete flags n1's count of "common" is unknown: an upper bound only
+    auto open = r.bound_candidates(plan, post, {false, false}, 3);
+    BOOST_CHECK(!r.estimate(open[1]).exact);
+    BOOST_CHECK_GE(r.estimate(open[1]).score, r.estimate(c[1]).score);
+}
+
+// The estimate from postings is the stored-terms score bit for bit when it says exact, and
+// never below it otherwise, for terms, prefixes, phrases, proximity and unknown counts alike.
+BOOST_AUTO_TEST_CASE(estimate_is_the_exact_score_or_an_upper_bound) {
+    Corpus c;
+    const char* words[] = {"alpha", "beta", "gamma", "delta", "file", "system", "kubernetes",
+                           "kube", "cafe", "the", "of"};
+    unsigned seed = 7;
+    auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff; };
+    for (int i = 0; i < 60; ++i) {
+        std::string title, body;
+        for (unsigned k = next() % 4; k > 0; --k) title += std::string(words[next() % 11]) + " ";
+        for (unsigned k = 1 + next() % 30; k > 0; --k) body += std::string(words[next() % 11]) + " ";
+        c.add("n" + std::to_string(i), title, body, 1000 + i);
+    }
+    const char* queries[] = {"alpha", "alpha beta", "\"file system\"", "kube", "the cafe",
+                             "gamma \"delta alpha\" syst", "beta beta of", "system file"};
+    int exact = 0, bounded = 0;
+    for (const char* text : queries) {
+        const ParsedQuery q = parse_query(text);
+        Ranker r(q, c.stats(q));
+        const auto plan = r.retrieval_plan(1000000);
+        for (int mode = 0; mode < 2; ++mode) {
+            std::vector<std::vector<Posting>> post(plan.size());
+            std::vector<bool> complete(plan.size(), mode == 0);
+            for (std::size_t u = 0; u < plan.size(); ++u)
+                for (std::size_t i = 0; i < c.notes.size(); ++i) {
+                    const auto& n = c.notes[i];
+                    auto a = split_terms(n.title.terms), b = split_terms(n.body.terms);
+                    const int tt = static_cast<int>(std::count(a.begin(), a.end(), plan[u].term));
+                    const int tb = static_cast<int>(std::count(b.begin(), b.end(), plan[u].term));
+                    if (tt + tb > 0)
+                        post[u].push_back(Posting{static_cast<long long>(i), 0, n.updated_us, tt, tb,
+                                                  static_cast<int>(n.title.length),
+                                                  static_cast<int>(n.body.length)});
+                }
+            for (const Candidate& cand : r.bound_candidates(plan, post, complete, 1000)) {
+                const auto& n = c.notes[static_cast<std::size_t>(cand.uid_hi)];
+                const std::optional<double> full = r.score(n.title.terms, n.body.terms);
+                const Estimate e = r.estimate(cand);
+                if (e.exact) {
+                    ++exact;
+                    BOOST_CHECK_EQUAL(e.matched, full.has_value());
+                    if (full) BOOST_CHECK(e.score == *full);  // bit for bit
+                } else {
+                    ++bounded;
+                    if (full) BOOST_CHECK_GE(e.score, *full);
+                }
+            }
+        }
+    }
+    BOOST_CHECK_GT(exact, 50);    // both cases really happen
+    BOOST_CHECK_GT(bounded, 50);
 }
 
 BOOST_AUTO_TEST_CASE(canonical_form_ignores_spelling_noise) {

@@ -117,18 +117,32 @@ std::pair<long long, long long> halves(const std::string& uuid) {
 
 // Recomputes postings, term_df and the corpus sums of one user from the stored notes and
 // compares them with the maintained tables, and with what the Store methods answer.
+// Occurrences of each term in a space-joined stored field.
+std::map<std::string, long long> term_counts(const std::string& f) {
+    std::map<std::string, long long> out;
+    std::size_t i = 0;
+    while (i < f.size()) {
+        std::size_t e = f.find(' ', i);
+        if (e == std::string::npos) e = f.size();
+        if (e > i) ++out[f.substr(i, e - i)];
+        i = e + 1;
+    }
+    return out;
+}
+
 void check_index(soci::session& db, Store& store, long long user) {
     using Row = std::tuple<std::string, long long, long long, long long, long long, long long,
-                           long long>;
+                           long long, long long, long long>;
     std::set<Row> want_postings;
     std::map<std::string, long long> want_df;
     long long notes = 0, tt_sum = 0, bt_sum = 0;
     {
         long long id = 0, tl = 0, bl = 0, created = 0, updated = 0, flags = 0;
         std::string uuid, tt, bt;
-        soci::statement st = (db.prepare << "SELECT id, uuid, title_terms, body_terms, title_len, "
-                                            "body_len, created_us, updated_us, flags FROM notes "
-                                            "WHERE user_id = :u",
+        soci::statement st = (db.prepare << "SELECT n.id, n.uuid, t.title_terms, t.body_terms, "
+                                            "n.title_len, n.body_len, n.created_us, n.updated_us, "
+                                            "n.flags FROM notes n JOIN note_text t ON t.note_id = "
+                                            "n.id WHERE n.user_id = :u",
                               soci::into(id), soci::into(uuid), soci::into(tt), soci::into(bt),
                               soci::into(tl), soci::into(bl), soci::into(created),
                               soci::into(updated), soci::into(flags), soci::use(user, "u"));
@@ -138,8 +152,11 @@ void check_index(soci::session& db, Store& store, long long user) {
             tt_sum += tl;
             bt_sum += bl;
             const auto h = halves(uuid);
+            auto ct = term_counts(tt), cb = term_counts(bt);
             for (const std::string& t : distinct(tt, bt)) {
-                want_postings.insert(Row{t, updated, h.first, h.second, id, created, flags});
+                // tfs and lens: (title, body) pairs packed as title * 2^32 + body
+                want_postings.insert(Row{t, updated, h.first, h.second, id, created, flags,
+                                         ct[t] * 4294967296LL + cb[t], tl * 4294967296LL + bl});
                 ++want_df[t];
             }
         }
@@ -147,14 +164,16 @@ void check_index(soci::session& db, Store& store, long long user) {
     std::set<Row> got_postings;
     {
         std::string term;
-        long long updated = 0, hi = 0, lo = 0, note = 0, created = 0, flags = 0;
+        long long updated = 0, hi = 0, lo = 0, note = 0, created = 0, flags = 0, tfs = 0, lens = 0;
         soci::statement st = (db.prepare << "SELECT term, updated_us, uid_hi, uid_lo, note_id, "
-                                            "created_us, flags FROM postings WHERE user_id = :u",
+                                            "created_us, flags, tfs, lens FROM postings WHERE "
+                                            "user_id = :u",
                               soci::into(term), soci::into(updated), soci::into(hi), soci::into(lo),
                               soci::into(note), soci::into(created), soci::into(flags),
-                              soci::use(user, "u"));
+                              soci::into(tfs), soci::into(lens), soci::use(user, "u"));
         st.execute();
-        while (st.fetch()) got_postings.insert(Row{term, updated, hi, lo, note, created, flags});
+        while (st.fetch())
+            got_postings.insert(Row{term, updated, hi, lo, note, created, flags, tfs, lens});
     }
     BOOST_CHECK_EQUAL(got_postings.size(), want_postings.size());
     BOOST_CHECK(got_postings == want_postings);
@@ -229,7 +248,7 @@ std::vector<std::string> expect_postings(const std::map<std::string, NoteInput>&
 
 std::vector<std::string> posting_ids(const std::vector<TermPosting>& v) {
     std::vector<std::string> out;
-    for (const auto& p : v) out.push_back(p.id);
+    for (const auto& p : v) out.push_back(uuid_from_halves(p.uid_hi, p.uid_lo));
     return out;
 }
 
@@ -421,7 +440,7 @@ BOOST_FIXTURE_TEST_CASE(postings_order_limit_filters, SearchFixture) {
     BOOST_CHECK_GT(nonempty, checked / 2);
     // updated_us is returned with each id
     for (const TermPosting& p : store->term_postings(u, "alpha", {}, 50))
-        BOOST_CHECK_EQUAL(p.updated_us, model.at(p.id).updated_us);
+        BOOST_CHECK_EQUAL(p.updated_us, model.at(uuid_from_halves(p.uid_hi, p.uid_lo)).updated_us);
     BOOST_CHECK(store->term_postings(u, "alpha", {}, 0).empty());
 }
 
