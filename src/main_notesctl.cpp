@@ -272,7 +272,7 @@ int run(int argc, char** argv) {
         if (args.words.empty()) throw UsageError("missing command");
         Tool tool(args);
         tool.check();
-        std::unique_ptr<Store> store = open_store(resolve_db(args));
+        std::unique_ptr<Store> store = open_store_for_bulk(resolve_db(args));
         return tool.run(*store);
     } catch (const UsageError& e) {
         std::cerr << "notesctl: " << e.what() << "\n(see 'notesctl --help')\n";

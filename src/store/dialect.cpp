@@ -78,6 +78,12 @@ DbTarget parse_sqlite(const std::string& rest) {
             if (v != "OFF" && v != "NORMAL" && v != "FULL" && v != "EXTRA")
                 throw std::invalid_argument("synchronous must be off, normal, full or extra");
             t.sqlite_synchronous = v;
+        } else if (o.key == "cache_mb") {
+            if (o.value.empty() || o.value.size() > 6 ||
+                o.value.find_first_not_of("0123456789") != std::string::npos ||
+                std::stoi(o.value) > 65536)
+                throw std::invalid_argument("cache_mb must be 0-65536 (MiB of page cache)");
+            t.sqlite_cache_mb = std::stoi(o.value);
         } else if (o.key == "readonly" || o.key == "nocreate" || o.key == "vfs" ||
                    o.key == "shared_cache") {
             passed += " " + o.text;
@@ -122,9 +128,13 @@ public:
         // WAL lets readers run beside the one writer; the busy timeout makes a writer wait for
         // the lock instead of failing at once; foreign keys are off by default in SQLite.
         // busy_timeout first: switching to WAL takes a lock that other processes may hold.
-        return {"PRAGMA busy_timeout=" + std::to_string(t.busy_timeout_ms),
-                "PRAGMA journal_mode=WAL", "PRAGMA synchronous=" + t.sqlite_synchronous,
-                "PRAGMA foreign_keys=ON"};
+        std::vector<std::string> out = {
+            "PRAGMA busy_timeout=" + std::to_string(t.busy_timeout_ms), "PRAGMA journal_mode=WAL",
+            "PRAGMA synchronous=" + t.sqlite_synchronous, "PRAGMA foreign_keys=ON"};
+        // a negative cache_size is in KiB
+        if (t.sqlite_cache_mb > 0)
+            out.push_back("PRAGMA cache_size=-" + std::to_string(t.sqlite_cache_mb * 1024LL));
+        return out;
     }
     // IMMEDIATE takes the write lock at BEGIN (waiting up to the busy timeout): a deferred
     // transaction that reads first could not wait when it later upgrades (SQLITE_BUSY at once).

@@ -23,6 +23,7 @@ struct DbTarget {
     std::string soci_params;            // what the SOCI backend gets, e.g. `db="/var/x.db"`
     int busy_timeout_ms = kDefaultBusyTimeoutMs;  // SQLite busy timeout; lock wait on servers
     std::string sqlite_synchronous = "NORMAL";
+    int sqlite_cache_mb = 0;  ///< SQLite page cache per connection; 0: SQLite's default (2 MB)
 };
 
 /// Parses "sqlite3://db=/p timeout=5", "sqlite://...", a plain file path, "mysql://db=x user=y",

@@ -98,6 +98,13 @@ std::unique_ptr<Store> open_store(const std::string& connection_string) {
     return std::make_unique<SociStore>(parse_connection_string(connection_string));
 }
 
+std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string) {
+    DbTarget t = parse_connection_string(connection_string);
+    if (t.backend == Backend::Sqlite && connection_string.find("cache_mb=") == std::string::npos)
+        t.sqlite_cache_mb = 512;
+    return std::make_unique<SociStore>(std::move(t));
+}
+
 std::unique_ptr<Store> open_store(const std::string& connection_string, int busy_timeout_ms,
                                   int connect_timeout_s) {
     DbTarget t = parse_connection_string(connection_string);

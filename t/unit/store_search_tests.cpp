@@ -16,6 +16,7 @@
 #include <soci/soci.h>
 
 #include "store/dialect.hpp"
+#include "store/migrations.hpp"
 #include "store/store.hpp"
 #include "util.hpp"
 
@@ -658,6 +659,74 @@ BOOST_FIXTURE_TEST_CASE(cjk_and_emoji_terms_round_trip, SearchFixture) {
     BOOST_CHECK_EQUAL(ix[0].title_terms, tt);
     BOOST_CHECK_EQUAL(ix[0].body_terms, bt);
     BOOST_CHECK_EQUAL(store->search_corpus(u).body_tokens, 6);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(store_upgrade)
+
+// A database written by schema 002 (terms in the notes rows, postings without counts) keeps its
+// notes and gets a complete index from `migrate`: note_text filled, postings rebuilt with the
+// counts and lengths (check_index recomputes everything from the stored terms).
+BOOST_AUTO_TEST_CASE(schema_002_database_upgrades_to_counted_postings) {
+    std::string dir = "/tmp/notesd-upgrade-XXXXXX";
+    BOOST_REQUIRE(mkdtemp(&dir[0]));
+    const std::string conn = "sqlite3://db=" + dir + "/old.db";
+    {
+        soci::session db(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/old.db");
+        for (const EmbeddedMigration& m : migrations_for("sqlite")) {
+            if (m.version > 2) continue;
+            for (const std::string& st : split_sql(m.sql)) db << st;
+            db << "INSERT INTO schema_migrations (version, name, applied_us) VALUES (" +
+                      std::to_string(m.version) + ", 'x', 1)";
+        }
+        db << "INSERT INTO users (id, name, created_us, note_count, title_tokens, body_tokens) "
+              "VALUES (1, 'old', 1, 2, 3, 5)";
+        const char* notes[][4] = {{"0a000000-0000-4000-8000-000000000001", "alpha beta", "beta beta gamma", "10"},
+                                  {"0b000000-0000-4000-8000-000000000002", "delta", "alpha 東京", "20"}};
+        long long id = 0;
+        for (const auto& n : notes) {
+            ++id;
+            const std::string uuid = n[0], tt = n[1], bt = n[2];
+            const long long tl = static_cast<long long>(words(tt).size());
+            const long long bl = static_cast<long long>(words(bt).size());
+            const long long updated = std::stoll(n[3]);
+            db << "INSERT INTO notes (id, user_id, uuid, title, snippet, content, created_us, "
+                  "updated_us, flags, collection_uuids, audio_uuids, content_hash, title_terms, "
+                  "body_terms, title_len, body_len, plain_text) VALUES (:id, 1, :uuid, 't', 's', "
+                  "'c', 1, :up, 0, '', '', 'h', :tt, :bt, :tl, :bl, 'plain')",
+                soci::use(id, "id"), soci::use(uuid, "uuid"), soci::use(updated, "up"),
+                soci::use(tt, "tt"), soci::use(bt, "bt"), soci::use(tl, "tl"), soci::use(bl, "bl");
+            const auto h = halves(uuid);
+            for (const std::string& t : distinct(tt, bt)) {
+                db << "INSERT INTO postings (user_id, term, updated_us, uid_hi, uid_lo, note_id, "
+                      "created_us, flags) VALUES (1, :t, :up, :hi, :lo, :id, 1, 0)",
+                    soci::use(t, "t"), soci::use(updated, "up"), soci::use(h.first, "hi"),
+                    soci::use(h.second, "lo"), soci::use(id, "id");
+                db << "INSERT INTO term_df (user_id, term, df) VALUES (1, :t, 1) ON CONFLICT "
+                      "(user_id, term) DO UPDATE SET df = df + 1",
+                    soci::use(t, "t");
+            }
+        }
+    }
+    {
+        std::unique_ptr<Store> store = open_store(conn);
+        BOOST_CHECK_EQUAL(store->schema_version(), 2);
+        store->migrate();
+        BOOST_CHECK_GE(store->schema_version(), 3);
+        soci::session db(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/old.db");
+        check_index(db, *store, 1);
+        long long rows = 0;
+        // "beta": once in the title and twice in the body of a note with 2 + 3 terms
+        db << "SELECT COUNT(*) FROM postings WHERE term = 'beta' AND tfs = 4294967298 AND "
+              "lens = 8589934595", soci::into(rows);
+        BOOST_CHECK_EQUAL(rows, 1);
+        const auto hits = store->notes_by_ids(1, {"0b000000-0000-4000-8000-000000000002"}, false);
+        BOOST_REQUIRE_EQUAL(hits.size(), 1u);
+        BOOST_CHECK_EQUAL(hits[0].plain_text, "plain");
+    }
+    for (const char* f : {"/old.db", "/old.db-wal", "/old.db-shm"}) std::remove((dir + f).c_str());
+    rmdir(dir.c_str());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -169,6 +169,10 @@ BOOST_AUTO_TEST_CASE(connection_strings) {
     BOOST_CHECK_THROW(parse_connection_string("oracle://x"), std::invalid_argument);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x timeout=abc"), std::invalid_argument);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x bogus=1"), std::invalid_argument);
+    BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x").sqlite_cache_mb, 0);
+    BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x cache_mb=64").sqlite_cache_mb, 64);
+    BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x cache_mb=-1"), std::invalid_argument);
+    BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x cache_mb=70000"), std::invalid_argument);
 }
 
 BOOST_FIXTURE_TEST_CASE(migrate_twice, StoreFixture) {
