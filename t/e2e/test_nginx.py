@@ -7,6 +7,7 @@ they test the nginx files alone; RealPool checks the id hand-over to the real wo
 import gzip
 import json
 import os
+import time
 import re
 import socket
 import sys
@@ -195,8 +196,15 @@ class NginxAlone(ErrorShape, unittest.TestCase):
 
     def test_request_id_is_in_access_log(self):
         rid = self.stack.request("GET", "/v3/logged").json()["request_id"]
-        with open(os.path.join(self.stack.dir, "logs", "access.log")) as f:
-            self.assertIn("id=" + rid, f.read())
+        # nginx logs a request after it has sent the answer: wait for the line
+        deadline = time.monotonic() + 5
+        while True:
+            with open(os.path.join(self.stack.dir, "logs", "access.log")) as f:
+                text = f.read()
+            if "id=" + rid in text or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        self.assertIn("id=" + rid, text)
 
     def test_token_not_in_access_log(self):
         self.stack.request("GET", "/v2/notes", token="SECRET-TOKEN-never-logged")
