@@ -336,6 +336,16 @@ bool Ranker::has_all(const FieldStats& f, const std::vector<int>& seq) {
     return true;
 }
 
+namespace {
+
+struct PairHash {
+    std::size_t operator()(const std::pair<long long, long long>& k) const {
+        return std::hash<long long>()(k.first * 0x9E3779B97F4A7C15LL ^ k.second);
+    }
+};
+
+}  // namespace
+
 // What scoring reads of one note, from its stored terms (scan) or its postings (Candidate).
 struct Ranker::Features {
     double len_t = 0, len_b = 0;
@@ -423,6 +433,37 @@ Estimate Ranker::estimate(const Candidate& c) const {
                              c.title_tf.data(), c.body_tf.data(), nullptr, nullptr});
 }
 
+std::vector<std::string> Ranker::open_terms(const std::vector<Candidate>& cands) const {
+    std::vector<std::string> out;
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+        if (df_of(terms_[t]) == 0) continue;
+        for (const Candidate& c : cands)
+            if (c.title_tf[t] < 0) {
+                out.push_back(terms_[t]);
+                break;
+            }
+    }
+    return out;
+}
+
+void Ranker::add_counts(std::vector<Candidate>& cands, const std::string& term,
+                        const std::vector<Posting>& more, bool complete) const {
+    const int t = term_index(term);
+    if (t < 0) return;
+    std::unordered_map<std::pair<long long, long long>, const Posting*, PairHash> found;
+    for (const Posting& p : more) found.emplace(std::make_pair(p.uid_hi, p.uid_lo), &p);
+    for (Candidate& c : cands) {
+        if (c.title_tf[t] >= 0) continue;
+        auto it = found.find({c.uid_hi, c.uid_lo});
+        if (it != found.end()) {
+            c.title_tf[t] = it->second->title_tf;
+            c.body_tf[t] = it->second->body_tf;
+        } else if (complete) {
+            c.title_tf[t] = c.body_tf[t] = 0;
+        }
+    }
+}
+
 int Ranker::term_index(const std::string& term) const {
     for (std::size_t i = 0; i < terms_.size(); ++i)
         if (terms_[i] == term) return static_cast<int>(i);
@@ -470,16 +511,6 @@ std::vector<RetrievalUnit> Ranker::retrieval_plan(long long posting_budget) cons
     }
     return out;
 }
-
-namespace {
-
-struct PairHash {
-    std::size_t operator()(const std::pair<long long, long long>& k) const {
-        return std::hash<long long>()(k.first * 0x9E3779B97F4A7C15LL ^ k.second);
-    }
-};
-
-}  // namespace
 
 std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>& units,
                                                 const std::vector<std::vector<Posting>>& postings,

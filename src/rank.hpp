@@ -136,6 +136,14 @@ public:
                                             const std::vector<bool>& complete,
                                             std::size_t max_candidates) const;
 
+    /// Terms of the query some candidate has no count for (-1), with df > 0.
+    std::vector<std::string> open_terms(const std::vector<Candidate>& cands) const;
+    /// Records the counts of `term` from more of its postings: a candidate found in them gets
+    /// its counts; when `complete` (every posting of the term that could belong to one of the
+    /// candidates was read) the others get 0.
+    void add_counts(std::vector<Candidate>& cands, const std::string& term,
+                    const std::vector<Posting>& more, bool complete) const;
+
     /// The candidate's score as far as its postings decide it (see Estimate).
     Estimate estimate(const Candidate& c) const;
 

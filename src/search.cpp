@@ -116,6 +116,8 @@ std::size_t cjk_lead(std::string_view run, const ParsedQuery& query) {
 namespace {
 
 constexpr std::size_t kTermsBatch = 32;  // stored terms read per store call
+constexpr long long kWindowLimit = 4 * static_cast<long long>(kMaxCandidates);  // per open term
+constexpr long long kWindowBudget = kPostingBudget / 2;  // postings read for open terms in all
 
 struct Keyed {
     double score = 0;
@@ -184,6 +186,29 @@ std::vector<std::string> best_exact(Store& store, long long user_id, const Ranke
     return ids;
 }
 
+// Counts of the query terms that recruited no candidates (words beyond the posting budget, a
+// phrase's other words), from their postings in the candidates' updated_us window: the
+// candidates of one frequent word are its most recent notes, so the window is narrow and its
+// postings few. A candidate that then lacks a term is scored exactly without a read, and a
+// phrase can only match candidates holding all its words.
+void fill_open_counts(Store& store, long long user_id, const SearchFilter& filter,
+                      const Ranker& ranker, std::vector<Candidate>& cands) {
+    if (cands.empty()) return;
+    SearchFilter window = filter;
+    long long lo = cands[0].updated_us, hi = cands[0].updated_us;
+    for (const Candidate& c : cands) lo = std::min(lo, c.updated_us), hi = std::max(hi, c.updated_us);
+    window.updated.min_us = std::max(window.updated.min_us, lo);
+    window.updated.max_us = std::min(window.updated.max_us, hi);
+    long long spent = 0;
+    for (const std::string& term : ranker.open_terms(cands)) {
+        if (spent + kWindowLimit > kWindowBudget) break;
+        const std::vector<Posting> more =
+            store.term_postings(user_id, term, window, static_cast<int>(kWindowLimit));
+        spent += static_cast<long long>(more.size());
+        ranker.add_counts(cands, term, more, static_cast<long long>(more.size()) < kWindowLimit);
+    }
+}
+
 }  // namespace
 
 std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const ParsedQuery& query,
@@ -212,8 +237,9 @@ std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const 
                                                static_cast<int>(fetch_limit)));
         complete.push_back(static_cast<long long>(postings.back().size()) < fetch_limit);
     }
-    const std::vector<Candidate> candidates =
+    std::vector<Candidate> candidates =
         ranker.bound_candidates(plan, postings, complete, kMaxCandidates);
+    fill_open_counts(store, user_id, filter, ranker, candidates);
     return best_exact(store, user_id, ranker, candidates, kSnapshotSize);
 }
 

@@ -24,6 +24,7 @@ struct DbTarget {
     int busy_timeout_ms = kDefaultBusyTimeoutMs;  // SQLite busy timeout; lock wait on servers
     std::string sqlite_synchronous = "NORMAL";
     int sqlite_cache_mb = 0;  ///< SQLite page cache per connection; 0: SQLite's default (2 MB)
+    int sqlite_mmap_mb = 0;   ///< SQLite memory-mapped I/O limit; 0: off (SQLite's default)
 };
 
 /// Parses "sqlite3://db=/p timeout=5", "sqlite://...", a plain file path, "mysql://db=x user=y",

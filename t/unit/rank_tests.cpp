@@ -317,21 +317,30 @@ BOOST_AUTO_TEST_CASE(estimate_is_the_exact_score_or_an_upper_bound) {
         const ParsedQuery q = parse_query(text);
         Ranker r(q, c.stats(q));
         const auto plan = r.retrieval_plan(1000000);
-        for (int mode = 0; mode < 2; ++mode) {
+        auto postings_of = [&](const std::string& term) {
+            std::vector<Posting> out;
+            for (std::size_t i = 0; i < c.notes.size(); ++i) {
+                const auto& n = c.notes[i];
+                auto a = split_terms(n.title.terms), b = split_terms(n.body.terms);
+                const int tt = static_cast<int>(std::count(a.begin(), a.end(), term));
+                const int tb = static_cast<int>(std::count(b.begin(), b.end(), term));
+                if (tt + tb > 0)
+                    out.push_back(Posting{static_cast<long long>(i), 0, n.updated_us, tt, tb,
+                                          static_cast<int>(n.title.length),
+                                          static_cast<int>(n.body.length)});
+            }
+            return out;
+        };
+        // 0: complete lists; 1: lists of unknown extent; 2: as 1, then the open terms' counts
+        for (int mode = 0; mode < 3; ++mode) {
             std::vector<std::vector<Posting>> post(plan.size());
             std::vector<bool> complete(plan.size(), mode == 0);
-            for (std::size_t u = 0; u < plan.size(); ++u)
-                for (std::size_t i = 0; i < c.notes.size(); ++i) {
-                    const auto& n = c.notes[i];
-                    auto a = split_terms(n.title.terms), b = split_terms(n.body.terms);
-                    const int tt = static_cast<int>(std::count(a.begin(), a.end(), plan[u].term));
-                    const int tb = static_cast<int>(std::count(b.begin(), b.end(), plan[u].term));
-                    if (tt + tb > 0)
-                        post[u].push_back(Posting{static_cast<long long>(i), 0, n.updated_us, tt, tb,
-                                                  static_cast<int>(n.title.length),
-                                                  static_cast<int>(n.body.length)});
-                }
-            for (const Candidate& cand : r.bound_candidates(plan, post, complete, 1000)) {
+            for (std::size_t u = 0; u < plan.size(); ++u) post[u] = postings_of(plan[u].term);
+            std::vector<Candidate> cands = r.bound_candidates(plan, post, complete, 1000);
+            if (mode == 2)
+                for (const std::string& t : r.open_terms(cands)) r.add_counts(cands, t, postings_of(t), true);
+            if (mode == 2) BOOST_CHECK(r.open_terms(cands).empty());
+            for (const Candidate& cand : cands) {
                 const auto& n = c.notes[static_cast<std::size_t>(cand.uid_hi)];
                 const std::optional<double> full = r.score(n.title.terms, n.body.terms);
                 const Estimate e = r.estimate(cand);

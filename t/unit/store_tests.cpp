@@ -173,6 +173,8 @@ BOOST_AUTO_TEST_CASE(connection_strings) {
     BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x cache_mb=64").sqlite_cache_mb, 64);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x cache_mb=-1"), std::invalid_argument);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x cache_mb=70000"), std::invalid_argument);
+    BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x mmap_mb=4096").sqlite_mmap_mb, 4096);
+    BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x mmap_mb=x"), std::invalid_argument);
 }
 
 BOOST_FIXTURE_TEST_CASE(migrate_twice, StoreFixture) {
