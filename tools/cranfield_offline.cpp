@@ -117,7 +117,7 @@ Options parse_args(int argc, char** argv) {
 struct Index {
     std::vector<Doc> docs;
     CorpusStats corpus;
-    std::unordered_map<std::string, std::vector<std::size_t>> postings;  // newest first
+    std::unordered_map<std::string, std::vector<Posting>> postings;  // newest first
     std::vector<std::string> dictionary;                                  // sorted
 
     long long df(const std::string& t) const {
@@ -147,15 +147,28 @@ Index build_index(const std::string& dir, const AnalyzeOptions& aopts, double* m
     const auto t1 = std::chrono::steady_clock::now();
     *ms_per_doc = std::chrono::duration<double, std::milli>(t1 - t0).count() / static_cast<double>(recs.size());
     for (std::size_t i = ix.docs.size(); i-- > 0;) {  // newest (highest updated) first
+        // Like the store: one posting per distinct term with its title and body counts, the
+        // field lengths, and the id as uuid halves (doc i's id is i + 1 in the low half).
         const Doc& d = ix.docs[i];
-        std::set<std::string_view> distinct;
-        for (auto t : split_terms(d.title_ix.terms)) distinct.insert(t);
-        for (auto t : split_terms(d.body_ix.terms)) distinct.insert(t);
-        for (auto t : distinct) ix.postings[std::string(t)].push_back(i);
+        std::map<std::string_view, std::pair<int, int>> counts;
+        for (auto t : split_terms(d.title_ix.terms)) ++counts[t].first;
+        for (auto t : split_terms(d.body_ix.terms)) ++counts[t].second;
+        for (const auto& [t, c] : counts) {
+            Posting p;
+            p.uid_hi = 0;
+            p.uid_lo = static_cast<long long>(i + 1);
+            p.updated_us = d.updated_us;
+            p.title_tf = c.first;
+            p.body_tf = c.second;
+            p.title_len = static_cast<int>(d.title_ix.length);
+            p.body_len = static_cast<int>(d.body_ix.length);
+            ix.postings[std::string(t)].push_back(p);
+        }
         ix.corpus.title_tokens += d.title_ix.length;
         ix.corpus.body_tokens += d.body_ix.length;
     }
     ix.corpus.notes = static_cast<long long>(ix.docs.size());
+    for (auto& [t, list] : ix.postings) std::reverse(list.begin(), list.end());  // newest first
     for (const auto& [t, p] : ix.postings) ix.dictionary.push_back(t);
     std::sort(ix.dictionary.begin(), ix.dictionary.end());
     return ix;
@@ -187,15 +200,19 @@ std::vector<std::string> search(const Index& ix, const std::string& text, const 
     Ranker r(q, resolve(ix, q), o.params);
     const auto units = r.retrieval_plan(o.budget);
     std::vector<std::vector<Posting>> postings;
+    std::vector<bool> complete;
     for (const auto& u : units) {
         postings.emplace_back();
         const auto& list = ix.postings.at(u.term);
         for (std::size_t i = 0; i < list.size() && static_cast<long long>(i) < o.budget; ++i)
-            postings.back().push_back(Posting{ix.docs[list[i]].id, ix.docs[list[i]].updated_us});
+            postings.back().push_back(list[i]);
+        complete.push_back(static_cast<long long>(list.size()) <= o.budget);
     }
+    // Every candidate scored from its stored terms (the reference the store's shortcuts must
+    // reproduce bit for bit).
     std::vector<RankedNote> ranked;
-    for (const auto& id : r.bound_candidates(units, postings, o.candidates)) {
-        const Doc& d = ix.docs[static_cast<std::size_t>(std::stoul(id)) - 1];
+    for (const auto& c : r.bound_candidates(units, postings, complete, o.candidates)) {
+        const Doc& d = ix.docs[static_cast<std::size_t>(c.uid_lo) - 1];
         if (auto s = r.score(d.title_ix.terms, d.body_ix.terms)) ranked.push_back(RankedNote{d.id, d.updated_us, *s});
     }
     std::sort(ranked.begin(), ranked.end(), ranks_before);
