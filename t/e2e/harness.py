@@ -558,6 +558,18 @@ class Stack:
                                 "upstream_status": m.group(3), "id": m.group(4)})
         return entries
 
+    def upstream_statuses(self, ids, timeout=5.0):
+        """{request id: upstream_status} from the access log, once every one of `ids` is in it:
+        nginx writes a request's line after it has answered, so a test that has its answer may
+        look before the line is there. Ids still missing after `timeout` are left out."""
+        want = set(ids)
+        deadline = time.monotonic() + timeout
+        while True:
+            found = {e["id"]: e["upstream_status"] for e in self.access_log()}
+            if want <= set(found) or time.monotonic() > deadline:
+                return found
+            time.sleep(0.02)
+
     def nginx_logs(self):
         out = ""
         for name in ("nginx.stderr", "error.log", "access.log"):

@@ -157,7 +157,9 @@ class DatabaseRestart(unittest.TestCase):
             time.sleep(RECOVERY_S + SETTLE_S)
         finally:
             results = load.stop()
-        upstream = {e["id"]: e["upstream_status"] for e in self.stack.access_log()}
+        upstream = self.stack.upstream_statuses(
+            r.headers.get("X-Request-Id") for _, _, r in results
+            if not isinstance(r, str) and r.status == 503 and r.headers.get("X-Request-Id"))
         outage = [x for x in results if down_at <= x[0] < back_at]
         late = [x for x in results if x[0] >= back_at + RECOVERY_S]
         unavailable = 0

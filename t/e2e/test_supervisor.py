@@ -57,7 +57,7 @@ def worker_answered(stack, results):
     nginx logs the worker's status, or 502/504 when it could not get an answer from the pool
     (the client then got nginx's JSON 503), or "-" when it never tried.
     """
-    upstream = {e["id"]: e["upstream_status"] for e in stack.access_log()}
+    upstream = stack.upstream_statuses(res[2] for res in results if res[2])
     worker, nginx = [], []
     for res in results:
         last = upstream.get(res[2], "-").split(", ")[-1]
@@ -238,7 +238,7 @@ class Unavailable(SupervisorCase):
         for word in ("lock", "sqlite", "protocol", ".db", "select"):
             self.assertNotIn(word, r.text.lower(), "no database detail for clients")
         # The worker answered (nginx's own 503 would show 502/504 upstream).
-        us = {e["id"]: e["upstream_status"] for e in self.stack.access_log()}
+        us = self.stack.upstream_statuses([doc["request_id"]])
         self.assertEqual(us.get(doc["request_id"]), "503")
 
 
