@@ -179,6 +179,7 @@ class MySqlDialect final : public Dialect {
 public:
     const char* name() const override { return "mysql"; }
     std::string ordered_join() const override { return "STRAIGHT_JOIN"; }
+    std::string df_upsert() const override { return " ON DUPLICATE KEY UPDATE df = df + VALUES(df)"; }
     const soci::backend_factory& factory() const override { return *soci::factory_mysql(); }
     // utf8mb4_bin for literals too, so `uuid < 'g'` compares bytes as SQLite does; strict mode
     // turns truncation into an error; READ COMMITTED sees other connections' commits at every

@@ -63,6 +63,11 @@ public:
     /// An inner join operator that keeps the written table order (left table outer), for a
     /// join whose best order the planner cannot see from its statistics.
     virtual std::string ordered_join() const { return "JOIN"; }
+    /// Tail of `INSERT INTO term_df (user_id, term, df) VALUES ...` that adds `df` to the row
+    /// of an existing (user_id, term) instead of failing.
+    virtual std::string df_upsert() const {
+        return " ON CONFLICT (user_id, term) DO UPDATE SET df = term_df.df + excluded.df";
+    }
     /// COUNT(*) as a 64-bit integer column, so static binding to long long is exact.
     virtual std::string count_star() const = 0;
     /// A query with parameter `:name` returning the number of tables of that name (0 or 1).

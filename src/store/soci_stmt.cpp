@@ -197,6 +197,47 @@ soci::statement& ReadStmts::coll_count() {
     return variants.emplace(key, p.done()).first->second;
 }
 
+namespace {
+
+soci::statement build_postings_insert(soci::session& s, WriteStmts& w) {
+    std::string sql = "INSERT INTO postings (user_id, term, updated_us, uid_hi, uid_lo, note_id, "
+                      "created_us, flags, tfs, lens) VALUES ";
+    for (std::size_t i = 0; i < kBatchRows; ++i) {
+        const std::string n = std::to_string(i);
+        sql += (i ? ", (:u, :t" : "(:u, :t") + n + ", :d" + n + ", :h" + n + ", :l" + n + ", :n" +
+               n + ", :c" + n + ", :f" + n + ", :x" + n + ", :y" + n + ")";
+    }
+    Prep p(s, sql);
+    p.in(w.u, "u");
+    for (std::size_t i = 0; i < kBatchRows; ++i) {
+        const std::string n = std::to_string(i);
+        PostingRow& r = w.rows[i];
+        p.in(r.term, ("t" + n).c_str()).in(r.updated, ("d" + n).c_str())
+            .in(r.hi, ("h" + n).c_str()).in(r.lo, ("l" + n).c_str())
+            .in(r.note, ("n" + n).c_str()).in(r.created, ("c" + n).c_str())
+            .in(r.flags, ("f" + n).c_str()).in(r.tfs, ("x" + n).c_str())
+            .in(r.lens, ("y" + n).c_str());
+    }
+    return p.done();
+}
+
+soci::statement build_df_upsert(soci::session& s, const Dialect& d, WriteStmts& w) {
+    std::string sql = "INSERT INTO term_df (user_id, term, df) VALUES ";
+    for (std::size_t i = 0; i < kBatchRows; ++i) {
+        const std::string n = std::to_string(i);
+        sql += (i ? ", (:u, :t" : "(:u, :t") + n + ", :d" + n + ")";
+    }
+    Prep p(s, sql + d.df_upsert());
+    p.in(w.u, "u");
+    for (std::size_t i = 0; i < kBatchRows; ++i) {
+        const std::string n = std::to_string(i);
+        p.in(w.df_terms[i], ("t" + n).c_str()).in(w.df_deltas[i], ("d" + n).c_str());
+    }
+    return p.done();
+}
+
+}  // namespace
+
 WriteStmts::WriteStmts(soci::session& s, const Dialect& d)
     : lock_user(Prep(s, d.lock_user()).out(o_id).in(u, "u").done()),
       coll_find(Prep(s, "SELECT id, title, description, created_us, updated_us FROM collections "
@@ -282,7 +323,9 @@ WriteStmts::WriteStmts(soci::session& s, const Dialect& d)
       df_insert(Prep(s, "INSERT INTO term_df (user_id, term, df) VALUES (:u, :term, :delta)")
                     .in(u, "u").in(p_term, "term").in(df_delta, "delta").done()),
       df_drop(Prep(s, "DELETE FROM term_df WHERE user_id = :u AND term = :term AND df = :gone")
-                  .in(u, "u").in(p_term, "term").in(df_gone, "gone").done()) {}
+                  .in(u, "u").in(p_term, "term").in(df_gone, "gone").done()),
+      postings_insert_many(build_postings_insert(s, *this)),
+      df_upsert_many(build_df_upsert(s, d, *this)) {}
 
 }  // namespace detail
 }  // namespace notesd

@@ -5,6 +5,7 @@
 #include <soci/soci.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -141,6 +142,16 @@ struct ReadStmts {
     std::map<int, soci::statement> variants;
 };
 
+/// Rows per multi-row postings insert and term_df upsert: on a server backend an import's cost
+/// is round trips, one per statement, and a note has about as many postings as distinct words.
+constexpr std::size_t kBatchRows = 32;
+
+/// One postings row of a multi-row insert.
+struct PostingRow {
+    std::string term;
+    long long updated = 0, hi = 0, lo = 0, note = 0, created = 0, flags = 0, tfs = 0, lens = 0;
+};
+
 /// Statements of write_batch and delete_note, sharing one set of bound variables.
 struct WriteStmts {
     WriteStmts(soci::session& s, const Dialect& d);
@@ -162,12 +173,17 @@ struct WriteStmts {
     long long p_updated = 0, p_hi = 0, p_lo = 0, p_note = 0, p_created = 0, p_flags = 0;
     long long p_tfs = 0, p_lens = 0;  // packed pairs, see pack_pair
     long long df_delta = 0, df_gone = 0;
+    // kBatchRows rows of postings_insert_many / df_upsert_many
+    std::array<PostingRow, kBatchRows> rows;
+    std::array<std::string, kBatchRows> df_terms;
+    std::array<long long, kBatchRows> df_deltas{};
 
     soci::statement lock_user, coll_find, coll_insert, coll_update, note_find, note_links;
     soci::statement note_insert, note_update, text_insert, text_update, text_delete;
     soci::statement links_delete, link_insert, att_delete, att_insert;
     soci::statement coll_bump, user_bump, note_delete;
     soci::statement note_old_index, posting_insert, posting_delete, df_add, df_insert, df_drop;
+    soci::statement postings_insert_many, df_upsert_many;
 };
 
 using notesd::uuid_from_halves;  // util.hpp

@@ -66,6 +66,40 @@ void count_field(const std::string& f, bool title, std::vector<detail::TermCount
     }
 }
 
+// Postings rows of one user (WriteStmts::u) inserted kBatchRows per statement; flush() writes
+// the rest one by one.
+class PostingBuffer {
+public:
+    explicit PostingBuffer(detail::WriteStmts& w) : w_(w) {}
+    void add(detail::PostingRow r) {
+        w_.rows[n_++] = std::move(r);
+        if (n_ == detail::kBatchRows) {
+            exec(w_.postings_insert_many);
+            n_ = 0;
+        }
+    }
+    void flush() {
+        for (std::size_t k = 0; k < n_; ++k) {
+            const detail::PostingRow& r = w_.rows[k];
+            w_.p_term = r.term;
+            w_.p_updated = r.updated;
+            w_.p_hi = r.hi;
+            w_.p_lo = r.lo;
+            w_.p_note = r.note;
+            w_.p_created = r.created;
+            w_.p_flags = r.flags;
+            w_.p_tfs = r.tfs;
+            w_.p_lens = r.lens;
+            exec(w_.posting_insert);
+        }
+        n_ = 0;
+    }
+
+private:
+    detail::WriteStmts& w_;
+    std::size_t n_ = 0;
+};
+
 }  // namespace
 
 namespace detail {
@@ -282,26 +316,26 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
     w.u = user_id;
     std::vector<detail::IndexDelta::Op>& ops = delta.ops;
     std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    PostingBuffer inserts(w);
     for (std::size_t i = 0; i < ops.size();) {
         std::size_t j = i + 1;
         while (j < ops.size() && !(ops[i].key < ops[j].key)) ++j;
         const detail::IndexDelta::Op& last = ops[j - 1];
         const bool existed = !ops[i].add;
-        w.p_term = ops[i].key.term;
-        w.p_updated = ops[i].key.updated;
-        w.p_hi = ops[i].key.hi;
-        w.p_lo = ops[i].key.lo;
-        if (existed) exec(w.posting_delete);
-        if (last.add) {
-            w.p_note = last.note_id;
-            w.p_created = last.created;
-            w.p_flags = last.flags;
-            w.p_tfs = last.tfs;
-            w.p_lens = last.lens;
-            exec(w.posting_insert);
+        if (existed) {  // deleted at once, so a later insert of the same key cannot collide
+            w.p_term = ops[i].key.term;
+            w.p_updated = ops[i].key.updated;
+            w.p_hi = ops[i].key.hi;
+            w.p_lo = ops[i].key.lo;
+            exec(w.posting_delete);
         }
+        if (last.add)
+            inserts.add(detail::PostingRow{ops[i].key.term, ops[i].key.updated, ops[i].key.hi,
+                                           ops[i].key.lo, last.note_id, last.created, last.flags,
+                                           last.tfs, last.lens});
         i = j;
     }
+    inserts.flush();
     apply_df(delta.df);
     if (delta.notes || delta.collections || delta.title_tokens || delta.body_tokens) {
         w.dn = delta.notes;
@@ -313,29 +347,52 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
     delta = detail::IndexDelta();
 }
 
-// term_df changes, summed per term, are one statement per term in the usual case: a decrease
-// that empties the row deletes it (df = -change), an increase of a known term updates it.
+// term_df changes, summed per term: increases are upserted kBatchRows terms per statement
+// (each term once per statement); a decrease that empties the row deletes it (df = -change),
+// another one updates it.
 void SociStore::apply_df(std::vector<std::pair<std::string, int>>& changes) {
     WriteStmts& w = writes();
     std::sort(changes.begin(), changes.end());
+    std::size_t pending = 0;
+    auto flush = [&](bool all) {
+        if (pending == detail::kBatchRows) {
+            exec(w.df_upsert_many);
+        } else if (all) {
+            for (std::size_t k = 0; k < pending; ++k) {
+                w.p_term = w.df_terms[k];
+                w.df_delta = w.df_deltas[k];
+                exec(w.df_add);
+                if (w.df_add.get_affected_rows() == 0) exec(w.df_insert);
+            }
+        } else {
+            return;
+        }
+        pending = 0;
+    };
     for (std::size_t i = 0; i < changes.size();) {
         long long d = 0;
         std::size_t j = i;
         for (; j < changes.size() && changes[j].first == changes[i].first; ++j) d += changes[j].second;
-        w.p_term = changes[i].first;
+        const std::string& term = changes[i].first;
         i = j;
         if (d == 0) continue;
-        if (d < 0) {
-            w.df_gone = -d;
-            exec(w.df_drop);
-            if (w.df_drop.get_affected_rows() > 0) continue;
+        if (d > 0) {
+            w.df_terms[pending] = term;
+            w.df_deltas[pending] = d;
+            ++pending;
+            flush(false);
+            continue;
         }
+        w.p_term = term;
+        w.df_gone = -d;
+        exec(w.df_drop);
+        if (w.df_drop.get_affected_rows() > 0) continue;
         w.df_delta = d;
         exec(w.df_add);
-        if (w.df_add.get_affected_rows() > 0) continue;
-        if (d < 0) throw std::runtime_error("term statistics out of step with the notes");
-        exec(w.df_insert);
+        if (w.df_add.get_affected_rows() == 0)
+            throw std::runtime_error("term statistics out of step with the notes");
     }
+    flush(true);
 }
 
 // Rewrites the note's collection links (with its current sort keys) and attachments, and
@@ -445,19 +502,14 @@ void SociStore::rebuild_postings() {
         std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
             return a.user != b.user ? a.user < b.user : a.key < b.key;
         });
+        PostingBuffer inserts(w);
         for (const Row& r : rows) {
+            if (r.user != w.u) inserts.flush();  // one statement holds one user's rows
             w.u = r.user;
-            w.p_term = r.key.term;
-            w.p_updated = r.key.updated;
-            w.p_hi = r.key.hi;
-            w.p_lo = r.key.lo;
-            w.p_note = r.note;
-            w.p_created = r.created;
-            w.p_flags = r.flags;
-            w.p_tfs = r.tfs;
-            w.p_lens = r.lens;
-            exec(w.posting_insert);
+            inserts.add(detail::PostingRow{r.key.term, r.key.updated, r.key.hi, r.key.lo, r.note,
+                                           r.created, r.flags, r.tfs, r.lens});
         }
+        inserts.flush();
         if (seen < lim) break;
     }
 }
