@@ -2,17 +2,25 @@
 """Load benchmark of notesd through the real nginx + worker pool (`make bench`).
 
     python3 tools/bench.py --srcdir SRC --builddir BUILD [--quick] [--scenarios a,b] ...
+    python3 tools/bench.py ... --backend mysql|postgresql    (a throwaway server of t/db/)
 
 1. Builds the data once: tools/gen_notes.py writes --users users x --notes-per-user notes (plus
    a 10-note user for the baseline), `notesctl import` loads them; the database is cached under
-   BUILD/bench-data/ keyed by the parameters, so the next run reuses it.
+   BUILD/bench-data/ keyed by the parameters, the backend and a hash of its schema migrations,
+   so the next run reuses it and a schema change rebuilds it. With --backend mysql or postgresql
+   the database is a MariaDB/PostgreSQL server started with t/db/mariadb.sh / postgresql.sh in
+   that cache folder (NOTESD_DB_MEMORY=--db-memory sizes its caches), analyzed after the import
+   (tools/bench_backends.py), and stopped at the end, also on errors and Ctrl-C; --db CONN uses
+   a database or server that is already running instead.
 2. Starts a Stack (t/e2e/harness.py: notesd with one worker per core, nginx with the project's
    configuration) on that database, prepares each scenario's request list (walking pages to
    collect real cursors, several tokens per user), and sends every request once to check it.
 3. Runs every scenario with wrk (tools/bench/requests.lua cycles through the list) --runs times,
    interleaved so that each round also measures the baseline, and prints a Markdown table of
    the medians (requests/s, p50/p90/p99, max, non-2xx) with ratios to the baseline, also
-   written to BUILD/bench-results.md.
+   written to BUILD/bench-results.md (other backends: bench-results-BACKEND.md). The header names
+   the backend and its server version; `tools/bench_backends.py merge` puts the reports of
+   several backends side by side, `tools/bench_backends.py run` runs them all and merges.
 
 A scenario is a small declarative entry in SCENARIOS: method, path, the user it runs as, and a
 function of the prepared Context returning query dicts and/or JSON bodies (POST bodies work).
@@ -27,6 +35,7 @@ import platform
 import random
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -36,6 +45,7 @@ from collections import namedtuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import bench_backends  # noqa: E402
 import gen_notes  # noqa: E402
 
 TINY_USER, TINY_NOTES, TINY_NUMBER = "bench-tiny", 10, 99
@@ -122,27 +132,33 @@ class Context:
         self.timings = {}  # label -> [seconds] of sequential requests made while preparing
         self._queries, self._sample, self._pages = {}, None, None  # built on first use
 
-    def get(self, user, path, query, label=None):
-        """One GET on a kept-alive connection; returns the decoded JSON (raises unless 200)."""
-        target = path + ("?" + urllib.parse.urlencode(query) if query else "")
+    def request(self, method, target, headers, body=None):
+        """One request on the kept-alive connection: (status, body bytes, seconds). nginx closes
+        an idle or used-up keep-alive connection (keepalive_timeout, keepalive_requests); a
+        request that finds it closed is sent once more on a new connection."""
         for attempt in (1, 2):
             if self.conn is None:
                 self.conn = http.client.HTTPConnection("127.0.0.1", self.stack.port, timeout=60)
             try:
                 t0 = time.perf_counter()
-                self.conn.request("GET", target, headers={"Authorization": "Bearer " + self.tokens[user][0]})
+                self.conn.request(method, target, body=body, headers=headers)
                 resp = self.conn.getresponse()
                 data = resp.read()
-                break
+                return resp.status, data, time.perf_counter() - t0
             except (http.client.HTTPException, OSError):
                 self.conn.close()
                 self.conn = None
                 if attempt == 2:
                     raise
+
+    def get(self, user, path, query, label=None):
+        """One GET on a kept-alive connection; returns the decoded JSON (raises unless 200)."""
+        target = path + ("?" + urllib.parse.urlencode(query) if query else "")
+        status, data, took = self.request("GET", target, {"Authorization": "Bearer " + self.tokens[user][0]})
         if label:
-            self.timings.setdefault(label, []).append(time.perf_counter() - t0)
-        if resp.status != 200:
-            raise RuntimeError("GET %s answered %d: %s" % (target, resp.status, data[:300]))
+            self.timings.setdefault(label, []).append(took)
+        if status != 200:
+            raise RuntimeError("GET %s answered %d: %s" % (target, status, data[:300]))
         return json.loads(data)
 
     def walk(self, user, path, query, limit=100, max_pages=None, label=None):
@@ -265,18 +281,13 @@ class Context:
     def search(self, user, query, body, label=None):
         """One POST /v2/notes/search on the kept-alive connection; returns the decoded JSON."""
         target = "/v2/notes/search?" + urllib.parse.urlencode(query)
-        data = json.dumps(body).encode()
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.stack.port, timeout=60)
-        t0 = time.perf_counter()
-        self.conn.request("POST", target, body=data, headers={
-            "Authorization": "Bearer " + self.tokens[user][0], "Content-Type": "application/json"})
-        resp = self.conn.getresponse()
-        raw = resp.read()
+        status, raw, took = self.request("POST", target, {
+            "Authorization": "Bearer " + self.tokens[user][0], "Content-Type": "application/json"},
+            json.dumps(body).encode())
         if label:
-            self.timings.setdefault(label, []).append(time.perf_counter() - t0)
-        if resp.status != 200:
-            raise RuntimeError("search %r answered %d: %s" % (body, resp.status, raw[:300]))
+            self.timings.setdefault(label, []).append(took)
+        if status != 200:
+            raise RuntimeError("search %r answered %d: %s" % (body, status, raw[:300]))
         return json.loads(raw)
 
     def snapshot_pages(self):
@@ -428,11 +439,10 @@ def notesctl(a, db, *args, timeout=3600):
     return p
 
 
-def schema_tag(a, db):
-    """A short hash of the migrations of the database's dialect: a cached database built before
+def schema_tag(a, backend):
+    """A short hash of the migrations of the backend's dialect: a cached database built before
     a schema change (a new index, new derived columns) is rebuilt rather than reused."""
-    scheme = (db.split("://", 1)[0] if "://" in db else "sqlite3").lower()
-    folder = os.path.join(a.srcdir, "sql", {"sqlite3": "sqlite", "mysql": "mysql"}.get(scheme, "postgresql"))
+    folder = os.path.join(a.srcdir, "sql", backend)
     h = hashlib.sha256()
     for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
         with open(os.path.join(folder, name), "rb") as f:
@@ -440,23 +450,51 @@ def schema_tag(a, db):
     return h.hexdigest()[:8]
 
 
+def cache_key(a, spec):
+    key = "s%d-u%dx%d-b%d-g%d-m%s" % (spec["seed"], spec["users"], spec["notes_per_user"],
+                                      spec["big_users"], spec["generator"], schema_tag(a, a.backend))
+    if a.db:
+        return key + "-" + hashlib.sha256(a.db.encode()).hexdigest()[:10]
+    return key if a.backend == "sqlite" else key + "-" + a.backend  # SQLite keys as before
+
+
+def open_database(a, cache, fresh):
+    """The connection string of the cached data: --db, the SQLite file, or a server of ours,
+    started now (a.server, which main stops). fresh: start from an empty database (a build);
+    a --db database is never emptied."""
+    if a.db:
+        return a.db
+    if a.backend == "sqlite":
+        path = os.path.join(cache, "notes.db")
+        for f in [path + x for x in ("", "-wal", "-shm", "-journal")] if fresh else []:
+            if os.path.exists(f):
+                os.remove(f)
+        return "sqlite3://db=" + path
+    folder = os.path.join(cache, "db")
+    a.server = bench_backends.ServerBackend(a.srcdir, a.backend, folder, a.db_memory)
+    if fresh:
+        a.server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    log("data: starting the %s server in %s (NOTESD_DB_MEMORY=%s)" % (a.backend, folder, a.db_memory))
+    return a.server.start()
+
+
 def prepare_data(a):
     """Returns (db connection string, info dict); builds and imports the data unless cached."""
     spec = data_spec(a)
-    key = "s%d-u%dx%d-b%d-g%d-m%s" % (spec["seed"], spec["users"], spec["notes_per_user"],
-                                      spec["big_users"], spec["generator"], schema_tag(a, a.db or ""))
-    if a.db:
-        key += "-" + hashlib.sha256(a.db.encode()).hexdigest()[:10]
-    cache = os.path.join(a.cache_dir, key)
+    cache = os.path.join(a.cache_dir, cache_key(a, spec))
     os.makedirs(cache, exist_ok=True)
-    db = a.db or "sqlite3://db=" + os.path.join(cache, "notes.db")
     ready = os.path.join(cache, "READY.json")
-    if os.path.exists(ready) and not a.rebuild:
+    present = a.db or os.path.exists(os.path.join(cache, "notes.db" if a.backend == "sqlite" else "db"))
+    if os.path.exists(ready) and present and not a.rebuild:
         with open(ready) as f:
             info = json.load(f)
         info["cached"] = True
         log("data: reusing %s (built %s)" % (cache, info.get("built_at")))
-        return db, info
+        return open_database(a, cache, False), info
+    if os.path.exists(ready):
+        os.remove(ready)  # an interrupted rebuild must not look complete
+    db = open_database(a, cache, True)
     plan = user_plan(spec)
     jsonl = os.path.join(cache, "jsonl")
     log("data: generating %d users (%d notes) into %s" % (len(plan), sum(n for _, _, n in plan), jsonl))
@@ -476,12 +514,18 @@ def prepare_data(a):
         dt = time.monotonic() - t1
         imports.append({"user": name, "notes": n, "seconds": round(dt, 2)})
         log("data: %s: %s in %.1f s (%.0f notes/s)" % (name, out[-1] if out else "", dt, n / dt))
+    t1 = time.monotonic()
+    bench_backends.after_import(a.srcdir, db)
+    analyze_s = time.monotonic() - t1
     total_n = sum(i["notes"] for i in imports)
     total_s = sum(i["seconds"] for i in imports)
     info = {"spec": spec, "built_at": time.strftime("%Y-%m-%d %H:%M:%S"), "generate_seconds": round(gen_s, 1),
             "import_seconds": round(total_s, 1), "notes": total_n,
-            "import_notes_per_s": round(total_n / total_s) if total_s else None, "imports": imports}
-    if not a.db:
+            "import_notes_per_s": round(total_n / total_s) if total_s else None, "imports": imports,
+            "analyze_seconds": round(analyze_s, 1)}
+    if a.backend != "sqlite":
+        info["db_bytes"] = bench_backends.database_bytes(a.srcdir, db)
+    elif not a.db:
         info["db_bytes"] = sum(os.path.getsize(os.path.join(cache, f)) for f in os.listdir(cache)
                                if f.startswith("notes.db"))
     with open(ready, "w") as f:
@@ -552,17 +596,20 @@ def report(a, info, scenarios, results, checks, ctx, command):
     spec = info["spec"]
     lines = ["# notesd benchmark, %s" % time.strftime("%Y-%m-%d %H:%M"), "",
              "- command: `%s`" % command,
+             "- backend: %s" % info["server"],
              "- machine: %s; notesd %s" % (machine_line(), git_rev(a.srcdir)),
              "- data: %d users x %d notes%s + user `%s` with %d notes; seed %d; %s" % (
                  spec["users"], spec["notes_per_user"],
                  "" if spec["big_users"] >= spec["users"] else " (%d of them; the other %d users %d notes each)"
                  % (spec["big_users"], spec["users"] - spec["big_users"], spec["small_notes"]),
                  TINY_USER, TINY_NOTES, spec["seed"],
-                                      "database " + ("%.2f GB" % (info["db_bytes"] / 1e9) if info.get("db_bytes") else a.db)),
+                 "database " + ("%.2f GB" % (info["db_bytes"] / 1e9) if info.get("db_bytes") else "of --db")),
              "- import (`notesctl import`, one .jsonl per user, built %s%s): %d notes in %.1f s, "
-             "%s notes/s; generation took %.1f s" % (info["built_at"], ", reused from cache" if info["cached"] else "",
-                                                    info["notes"], info["import_seconds"],
-                                                    info["import_notes_per_s"], info["generate_seconds"]),
+             "%s notes/s; generation took %.1f s%s" % (
+                 info["built_at"], ", reused from cache" if info["cached"] else "", info["notes"],
+                 info["import_seconds"], info["import_notes_per_s"], info["generate_seconds"],
+                 "" if a.backend == "sqlite" else "; then %s (%.1f s)" % (
+                     "ANALYZE TABLE" if a.backend == "mysql" else "VACUUM ANALYZE", info.get("analyze_seconds", 0))),
              "- load: wrk %d threads, %d connections, %d s per scenario, median of %d interleaved runs "
              "(max: worst run; non-2xx and socket errors: summed); notesd %d workers; nginx as in nginx/"
              % (min(a.threads, a.connections), a.connections, a.duration, a.runs, a.workers), "",
@@ -591,7 +638,7 @@ def run_benchmark(a, scenarios, db, info, command):
         big_users = ["bench%02d" % u for u in range(1, spec["big_users"] + 1)]
         tokens = create_tokens(stack, big_users + [TINY_USER])
         ctx = Context(stack, tokens, big_users, a.walk_pages, spec["seed"])
-        work = os.path.join(a.builddir, "bench-work")
+        work = os.path.join(a.builddir, "bench-work", a.backend)
         os.makedirs(work, exist_ok=True)
         files, checks, distinct = {}, {}, {}
         for sc in scenarios:
@@ -641,7 +688,14 @@ def parse_args(argv):
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2, help="wrk threads")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="notesd workers")
-    ap.add_argument("--db", help="SOCI connection string (default: a cached SQLite file)")
+    ap.add_argument("--backend", choices=bench_backends.BACKENDS,
+                    help="sqlite (default: a cached file), or mysql / postgresql: a throwaway MariaDB / "
+                         "PostgreSQL server in the cache folder, started and stopped here")
+    ap.add_argument("--db-memory", default="2G",
+                    help="cache memory of that server (NOTESD_DB_MEMORY of t/db/*.sh: InnoDB buffer pool, "
+                         "shared_buffers; default 2G)")
+    ap.add_argument("--db", help="SOCI connection string of a running database instead (the backend "
+                                 "follows from its scheme)")
     ap.add_argument("--cache-dir", help="where data is cached (default BUILDDIR/bench-data)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached data")
     ap.add_argument("--keep-jsonl", action="store_true", help="keep the generated .jsonl files")
@@ -649,15 +703,35 @@ def parse_args(argv):
     ap.add_argument("--walk-pages", type=int, default=300, help="page cap of each filtered walk")
     ap.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS),
                     help="comma-separated, from: " + ", ".join(s.name for s in SCENARIOS))
-    ap.add_argument("--output", help="Markdown report (default BUILDDIR/bench-results.md)")
+    ap.add_argument("--output", help="Markdown report (default BUILDDIR/bench-results.md; other "
+                                     "backends: bench-results-BACKEND.md)")
     a = ap.parse_args(argv)
+    if a.db:
+        backend = bench_backends.backend_of(a.db)
+        if backend not in bench_backends.BACKENDS or a.backend not in (None, backend):
+            ap.error("--db %s... is not a %s database" % (a.db.split("://")[0], a.backend or "known"))
+        a.backend = backend
+    a.backend = a.backend or "sqlite"
+    a.server = None
     for k, full, quick in (("users", 10, 2), ("notes_per_user", 100000, 20000), ("duration", 20, 5), ("runs", 3, 1)):
         if getattr(a, k) is None:
             setattr(a, k, quick if a.quick else full)
     a.srcdir, a.builddir = os.path.abspath(a.srcdir), os.path.abspath(a.builddir)
     a.cache_dir = os.path.abspath(a.cache_dir or os.path.join(a.builddir, "bench-data"))
-    a.output = a.output or os.path.join(a.builddir, "bench-results.md")
+    a.output = a.output or os.path.join(a.builddir, "bench-results%s.md" % (
+        "" if a.backend == "sqlite" else "-" + a.backend))
     return a
+
+
+MAIN_PID = os.getpid()
+
+
+def on_signal(signum, frame):
+    """SIGTERM/SIGHUP as Ctrl-C: main's `finally` stops our database server. A forked process
+    (gen_notes' Pool, whose terminate() sends SIGTERM to its workers) just ends."""
+    if os.getpid() != MAIN_PID:
+        os._exit(128 + signum)
+    sys.exit(128 + signum)
 
 
 def main(argv=None):
@@ -676,16 +750,26 @@ def main(argv=None):
         if not os.access(os.path.join(a.builddir, b), os.X_OK):
             sys.exit("bench: %s is not built in %s (make %s)" % (b, a.builddir, b))
     shown, skip = [], False
-    for x in argv:  # the command as typed, without the paths of this machine
-        if skip or x.startswith(("--srcdir=", "--builddir=")):
+    for x in argv:  # the command as typed, without the paths of this machine or a password
+        if skip or x.startswith(("--srcdir=", "--builddir=", "--output=")):
             skip = False
             continue
-        skip = x in ("--srcdir", "--builddir")
+        if x.startswith("--db="):
+            x = "--db=CONN"
+        skip = x in ("--srcdir", "--builddir", "--output")
         if not skip:
-            shown.append(x)
+            shown.append("CONN" if shown and shown[-1] == "--db" else x)
     command = "python3 tools/bench.py " + " ".join(shown)
-    db, info = prepare_data(a)
-    text = run_benchmark(a, [by_name[n] for n in names], db, info, command.strip())
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    try:
+        db, info = prepare_data(a)
+        info["server"] = bench_backends.server_info(a.srcdir, db)
+        text = run_benchmark(a, [by_name[n] for n in names], db, info, command.strip())
+    finally:
+        if a.server:
+            log("stopping the %s server" % a.backend)
+            a.server.stop()
     with open(a.output, "w") as f:
         f.write(text)
     sys.stdout.write(text)

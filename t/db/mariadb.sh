@@ -13,6 +13,8 @@
 # also on 127.0.0.1:PORT, and the connection string uses TCP. The port is kept for restarts.
 # No systemd, no /etc/mysql (every program runs with --no-defaults). Run as root, the server
 # runs as root too (--user=root): nothing needs to be chown'd.
+# NOTESD_DB_MEMORY=SIZE (e.g. 512M, 2G; read at every start) sizes the InnoDB buffer pool for
+# benchmarks and raises the redo log to 512M; unset: the test default of 64M (log 32M).
 # $net and the lists of child pids are split into words on purpose.
 # shellcheck disable=SC2086,SC2046
 set -eu
@@ -28,6 +30,11 @@ pidf=$dir/mysqld.pid
 
 user_opt=
 [ "$(id -u)" -eq 0 ] && user_opt=--user=root
+
+pool=${NOTESD_DB_MEMORY:-64M}
+expr "$pool" : '[1-9][0-9]*[MG]$' > /dev/null || die "NOTESD_DB_MEMORY=$pool: use e.g. 512M or 2G"
+redo=32M
+[ -n "${NOTESD_DB_MEMORY:-}" ] && redo=512M
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -76,7 +83,7 @@ start() {
     # Durability is traded for speed: this is a test server.
     mariadbd --no-defaults $user_opt --datadir="$dir/data" --socket="$sock" --pid-file="$pidf" \
         --log-error="$dir/mysqld.log" $net --skip-name-resolve --skip-log-bin \
-        --innodb-buffer-pool-size=64M --innodb-log-file-size=32M \
+        --innodb-buffer-pool-size=$pool --innodb-log-file-size=$redo \
         --innodb-flush-log-at-trx-commit=2 --innodb-doublewrite=0 --sync-binlog=0 \
         --max-connections=300 --performance-schema=OFF < /dev/null > /dev/null 2>&1 &
     i=0

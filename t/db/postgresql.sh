@@ -13,6 +13,9 @@
 # a free one is picked); with PORT (or "auto") also on 127.0.0.1:PORT, and the connection string
 # uses TCP. PostgreSQL refuses to run as root: run as root, the cluster belongs to the `postgres`
 # user (DIR is made traversable for it; its parents must be already, e.g. mktemp -d + chmod 711).
+# NOTESD_DB_MEMORY=SIZE (e.g. 512M, 2G; read at every start) sets shared_buffers for benchmarks,
+# with effective_cache_size = 3 x SIZE and work_mem = SIZE / 64 (at least 4MB); unset: the test
+# default of shared_buffers = 64MB from postgresql.conf.
 # $net and the lists of child pids are split into words on purpose.
 # shellcheck disable=SC2086,SC2046
 set -eu
@@ -33,6 +36,18 @@ else
     owner=$(id -un)
     as_owner() { "$@"; }
 fi
+
+# pg_ctl -o options for NOTESD_DB_MEMORY (empty when unset).
+memory_opts() {
+    [ -n "${NOTESD_DB_MEMORY:-}" ] || return 0
+    mem=$NOTESD_DB_MEMORY
+    expr "$mem" : '[1-9][0-9]*[MG]$' > /dev/null || die "NOTESD_DB_MEMORY=$mem: use e.g. 512M or 2G"
+    mb=${mem%?}
+    [ "${mem#"$mb"}" = G ] && mb=$((mb * 1024))
+    work=$((mb / 64))
+    [ "$work" -ge 4 ] || work=4
+    echo "-c shared_buffers=${mb}MB -c effective_cache_size=$((mb * 3))MB -c work_mem=${work}MB"
+}
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -103,8 +118,9 @@ CONF
 
 start() {
     if server_pid > /dev/null; then write_conn; cat "$dir/conn"; return 0; fi
+    opts=$(memory_opts)
     init "${1:-}"
-    as_owner "$bin/pg_ctl" -D "$data" -l "$run/server.log" -w -t 20 start > /dev/null ||
+    as_owner "$bin/pg_ctl" -D "$data" -l "$run/server.log" -o "$opts" -w -t 20 start > /dev/null ||
         { tail -20 "$run/server.log" >&2; die "server did not start"; }
     if [ -f "$dir/.fresh" ]; then
         pw=$(cat "$dir/password")
