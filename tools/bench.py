@@ -651,7 +651,7 @@ def run_benchmark(a, scenarios, db, info, command):
             log("prepared %s: %d requests in %.1f s" % (sc.name, len(reqs), time.monotonic() - t0))
         if ctx.conn:
             ctx.conn.close()
-        for sc in scenarios:  # warm-up: caches and page cache, not recorded
+        for sc in scenarios if a.warmup > 0 else ():  # warm-up: caches, page cache; not recorded
             run_wrk(a, stack.port, files[sc.name], a.warmup)
         raw = {sc.name: [] for sc in scenarios}
         for i in range(a.runs):
