@@ -168,7 +168,6 @@ Index build_index(const std::string& dir, const AnalyzeOptions& aopts, double* m
         ix.corpus.body_tokens += d.body_ix.length;
     }
     ix.corpus.notes = static_cast<long long>(ix.docs.size());
-    for (auto& [t, list] : ix.postings) std::reverse(list.begin(), list.end());  // newest first
     for (const auto& [t, p] : ix.postings) ix.dictionary.push_back(t);
     std::sort(ix.dictionary.begin(), ix.dictionary.end());
     return ix;

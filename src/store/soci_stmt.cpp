@@ -199,17 +199,18 @@ soci::statement& ReadStmts::coll_count() {
 
 namespace {
 
-soci::statement build_postings_insert(soci::session& s, WriteStmts& w) {
+// INSERT of `rows` postings rows of user :u, bound to w.rows[0, rows).
+soci::statement build_postings_insert(soci::session& s, WriteStmts& w, std::size_t rows) {
     std::string sql = "INSERT INTO postings (user_id, term, updated_us, uid_hi, uid_lo, note_id, "
                       "created_us, flags, tfs, lens) VALUES ";
-    for (std::size_t i = 0; i < kBatchRows; ++i) {
+    for (std::size_t i = 0; i < rows; ++i) {
         const std::string n = std::to_string(i);
         sql += (i ? ", (:u, :t" : "(:u, :t") + n + ", :d" + n + ", :h" + n + ", :l" + n + ", :n" +
                n + ", :c" + n + ", :f" + n + ", :x" + n + ", :y" + n + ")";
     }
     Prep p(s, sql);
     p.in(w.u, "u");
-    for (std::size_t i = 0; i < kBatchRows; ++i) {
+    for (std::size_t i = 0; i < rows; ++i) {
         const std::string n = std::to_string(i);
         PostingRow& r = w.rows[i];
         p.in(r.term, ("t" + n).c_str()).in(r.updated, ("d" + n).c_str())
@@ -221,15 +222,17 @@ soci::statement build_postings_insert(soci::session& s, WriteStmts& w) {
     return p.done();
 }
 
-soci::statement build_df_upsert(soci::session& s, const Dialect& d, WriteStmts& w) {
+// Upsert adding `rows` df increases of user :u, bound to w.df_terms / w.df_deltas [0, rows).
+soci::statement build_df_upsert(soci::session& s, const Dialect& d, WriteStmts& w,
+                                std::size_t rows) {
     std::string sql = "INSERT INTO term_df (user_id, term, df) VALUES ";
-    for (std::size_t i = 0; i < kBatchRows; ++i) {
+    for (std::size_t i = 0; i < rows; ++i) {
         const std::string n = std::to_string(i);
         sql += (i ? ", (:u, :t" : "(:u, :t") + n + ", :d" + n + ")";
     }
     Prep p(s, sql + d.df_upsert());
     p.in(w.u, "u");
-    for (std::size_t i = 0; i < kBatchRows; ++i) {
+    for (std::size_t i = 0; i < rows; ++i) {
         const std::string n = std::to_string(i);
         p.in(w.df_terms[i], ("t" + n).c_str()).in(w.df_deltas[i], ("d" + n).c_str());
     }
@@ -308,24 +311,18 @@ WriteStmts::WriteStmts(soci::session& s, const Dialect& d)
                          .out(on_title_terms).out(on_body_terms).out(on_title_len)
                          .out(on_body_len).out(on_created).out(on_updated).out(on_flags)
                          .in(id, "id").done()),
-      posting_insert(Prep(s, "INSERT INTO postings (user_id, term, updated_us, uid_hi, uid_lo, "
-                             "note_id, created_us, flags, tfs, lens) VALUES (:u, :term, :updated, "
-                             ":hi, :lo, :note, :created, :flags, :tfs, :lens)")
-                         .in(u, "u").in(p_term, "term").in(p_updated, "updated").in(p_hi, "hi")
-                         .in(p_lo, "lo").in(p_note, "note").in(p_created, "created")
-                         .in(p_flags, "flags").in(p_tfs, "tfs").in(p_lens, "lens").done()),
+      posting_insert(build_postings_insert(s, *this, 1)),
       posting_delete(Prep(s, "DELETE FROM postings WHERE user_id = :u AND term = :term AND "
                              "updated_us = :updated AND uid_hi = :hi AND uid_lo = :lo")
                          .in(u, "u").in(p_term, "term").in(p_updated, "updated").in(p_hi, "hi")
                          .in(p_lo, "lo").done()),
       df_add(Prep(s, "UPDATE term_df SET df = df + :delta WHERE user_id = :u AND term = :term")
                  .in(df_delta, "delta").in(u, "u").in(p_term, "term").done()),
-      df_insert(Prep(s, "INSERT INTO term_df (user_id, term, df) VALUES (:u, :term, :delta)")
-                    .in(u, "u").in(p_term, "term").in(df_delta, "delta").done()),
+      df_upsert_one(build_df_upsert(s, d, *this, 1)),
       df_drop(Prep(s, "DELETE FROM term_df WHERE user_id = :u AND term = :term AND df = :gone")
                   .in(u, "u").in(p_term, "term").in(df_gone, "gone").done()),
-      postings_insert_many(build_postings_insert(s, *this)),
-      df_upsert_many(build_df_upsert(s, d, *this)) {}
+      postings_insert_many(build_postings_insert(s, *this, kBatchRows)),
+      df_upsert_many(build_df_upsert(s, d, *this, kBatchRows)) {}
 
 }  // namespace detail
 }  // namespace notesd

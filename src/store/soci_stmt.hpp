@@ -170,10 +170,10 @@ struct WriteStmts {
     long long on_title_len = 0, on_body_len = 0, on_created = 0, on_updated = 0, on_flags = 0;
     // one postings row / one term_df change
     std::string p_term;
-    long long p_updated = 0, p_hi = 0, p_lo = 0, p_note = 0, p_created = 0, p_flags = 0;
-    long long p_tfs = 0, p_lens = 0;  // packed pairs, see pack_pair
+    long long p_updated = 0, p_hi = 0, p_lo = 0;
     long long df_delta = 0, df_gone = 0;
-    // kBatchRows rows of postings_insert_many / df_upsert_many
+    // rows of postings_insert_many / df_upsert_many; the first one also of posting_insert /
+    // df_upsert_one (tfs and lens are packed pairs, see pack_pair)
     std::array<PostingRow, kBatchRows> rows;
     std::array<std::string, kBatchRows> df_terms;
     std::array<long long, kBatchRows> df_deltas{};
@@ -182,7 +182,7 @@ struct WriteStmts {
     soci::statement note_insert, note_update, text_insert, text_update, text_delete;
     soci::statement links_delete, link_insert, att_delete, att_insert;
     soci::statement coll_bump, user_bump, note_delete;
-    soci::statement note_old_index, posting_insert, posting_delete, df_add, df_insert, df_drop;
+    soci::statement note_old_index, posting_insert, posting_delete, df_add, df_upsert_one, df_drop;
     soci::statement postings_insert_many, df_upsert_many;
 };
 

@@ -80,16 +80,7 @@ public:
     }
     void flush() {
         for (std::size_t k = 0; k < n_; ++k) {
-            const detail::PostingRow& r = w_.rows[k];
-            w_.p_term = r.term;
-            w_.p_updated = r.updated;
-            w_.p_hi = r.hi;
-            w_.p_lo = r.lo;
-            w_.p_note = r.note;
-            w_.p_created = r.created;
-            w_.p_flags = r.flags;
-            w_.p_tfs = r.tfs;
-            w_.p_lens = r.lens;
+            if (k > 0) w_.rows[0] = std::move(w_.rows[k]);
             exec(w_.posting_insert);
         }
         n_ = 0;
@@ -348,27 +339,12 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
 }
 
 // term_df changes, summed per term: increases are upserted kBatchRows terms per statement
-// (each term once per statement); a decrease that empties the row deletes it (df = -change),
-// another one updates it.
+// (each term once per statement), the rest one per statement; a decrease that empties the row
+// deletes it (df = -change), another one updates it.
 void SociStore::apply_df(std::vector<std::pair<std::string, int>>& changes) {
     WriteStmts& w = writes();
     std::sort(changes.begin(), changes.end());
-    std::size_t pending = 0;
-    auto flush = [&](bool all) {
-        if (pending == detail::kBatchRows) {
-            exec(w.df_upsert_many);
-        } else if (all) {
-            for (std::size_t k = 0; k < pending; ++k) {
-                w.p_term = w.df_terms[k];
-                w.df_delta = w.df_deltas[k];
-                exec(w.df_add);
-                if (w.df_add.get_affected_rows() == 0) exec(w.df_insert);
-            }
-        } else {
-            return;
-        }
-        pending = 0;
-    };
+    std::size_t pending = 0;  // increases in w.df_terms / w.df_deltas
     for (std::size_t i = 0; i < changes.size();) {
         long long d = 0;
         std::size_t j = i;
@@ -379,8 +355,10 @@ void SociStore::apply_df(std::vector<std::pair<std::string, int>>& changes) {
         if (d > 0) {
             w.df_terms[pending] = term;
             w.df_deltas[pending] = d;
-            ++pending;
-            flush(false);
+            if (++pending == detail::kBatchRows) {
+                exec(w.df_upsert_many);
+                pending = 0;
+            }
             continue;
         }
         w.p_term = term;
@@ -392,7 +370,13 @@ void SociStore::apply_df(std::vector<std::pair<std::string, int>>& changes) {
         if (w.df_add.get_affected_rows() == 0)
             throw std::runtime_error("term statistics out of step with the notes");
     }
-    flush(true);
+    for (std::size_t k = 0; k < pending; ++k) {
+        if (k > 0) {
+            w.df_terms[0] = std::move(w.df_terms[k]);
+            w.df_deltas[0] = w.df_deltas[k];
+        }
+        exec(w.df_upsert_one);
+    }
 }
 
 // Rewrites the note's collection links (with its current sort keys) and attachments, and
