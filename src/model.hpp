@@ -144,6 +144,7 @@ struct TermPosting {
     long long updated_us = 0;
     int title_tf = 0, body_tf = 0;    ///< occurrences of the term in the note's title and body
     int title_len = 0, body_len = 0;  ///< the note's field lengths in terms
+    std::string positions;  ///< where the term occurs (positions.hpp); empty: unknown
 };
 
 /// What ranking reads of a candidate.

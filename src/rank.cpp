@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <unordered_set>
 
+#include "positions.hpp"
 #include "util.hpp"
 
 namespace notesd {
@@ -353,6 +354,7 @@ struct Ranker::Features {
     const int* tf_b = nullptr;
     const FieldStats* title = nullptr;  ///< positions, when scanned: sequences are counted
     const FieldStats* body = nullptr;
+    const std::string* positions = nullptr;  ///< per interned term, from postings (positions.hpp)
 };
 
 // BM25F: field-weighted, length-normalised term frequency, saturated once across fields.
@@ -379,6 +381,52 @@ int sequence_bound(ClauseKind kind, const std::vector<int>& seq, const int* tf, 
 }
 
 }  // namespace
+
+namespace {
+
+// Occurrences of seq in one field from its terms' ascending positions there (at[k] for seq[k]),
+// counted as detail::count_sequence counts them in the field's term ids.
+int count_positions(const std::vector<const std::vector<int>*>& at, int window) {
+    int n = 0;
+    for (int p : *at[0]) {
+        if (window <= 1) {
+            bool all = true;
+            for (std::size_t k = 1; k < at.size() && all; ++k)
+                all = std::binary_search(at[k]->begin(), at[k]->end(), p + static_cast<int>(k));
+            n += all;
+        } else {
+            auto q = std::upper_bound(at[1]->begin(), at[1]->end(), p);
+            n += q != at[1]->end() && *q <= p + window;
+        }
+    }
+    return n;
+}
+
+}  // namespace
+
+// A sequence clause's counts in the title and body from the postings' positions; false when a
+// term's count or positions are unknown (the stored terms must decide).
+bool Ranker::sequence_from_positions(const Compiled& k, const Features& f, int& ct, int& cb) const {
+    const std::size_t n = k.seq.size();
+    std::vector<std::vector<int>> title(n), body(n);
+    std::vector<const std::vector<int>*> at_t(n), at_b(n);
+    bool in_title = true, in_body = true;
+    for (std::size_t i = 0; i < n; ++i) {
+        const int t = k.seq[i];
+        if (f.tf_t[t] < 0 || f.tf_b[t] < 0) return false;
+        if (f.tf_t[t] + f.tf_b[t] > 0 &&
+            !decode_positions(f.positions[t], f.tf_t[t], f.tf_b[t], title[i], body[i]))
+            return false;
+        in_title &= f.tf_t[t] > 0;
+        in_body &= f.tf_b[t] > 0;
+        at_t[i] = &title[i];
+        at_b[i] = &body[i];
+    }
+    const int window = k.kind == ClauseKind::Phrase ? 1 : params_.proximity_window;
+    ct = in_title ? count_positions(at_t, window) : 0;
+    cb = in_body ? count_positions(at_b, window) : 0;
+    return true;
+}
 
 // Clauses are summed in query order in both modes, so an exact estimate and a scan of the same
 // note give the same floating-point sum. saturate grows with each count, so bounds stay bounds.
@@ -408,7 +456,7 @@ Estimate Ranker::evaluate(const Features& f) const {
             const int window = k.kind == ClauseKind::Phrase ? 1 : params_.proximity_window;
             ct = has_all(*f.title, k.seq) ? detail::count_sequence(f.title->ids, k.seq, window) : 0;
             cb = has_all(*f.body, k.seq) ? detail::count_sequence(f.body->ids, k.seq, window) : 0;
-        } else {
+        } else if (!f.positions || !sequence_from_positions(k, f, ct, cb)) {
             ct = sequence_bound(k.kind, k.seq, f.tf_t, f.len_t);
             cb = sequence_bound(k.kind, k.seq, f.tf_b, f.len_b);
             if (ct + cb > 0) e.exact = false;
@@ -430,7 +478,8 @@ std::optional<double> Ranker::score(std::string_view title_terms, std::string_vi
 
 Estimate Ranker::estimate(const Candidate& c) const {
     return evaluate(Features{static_cast<double>(c.title_len), static_cast<double>(c.body_len),
-                             c.title_tf.data(), c.body_tf.data(), nullptr, nullptr});
+                             c.title_tf.data(), c.body_tf.data(), nullptr, nullptr,
+                             c.positions.size() == terms_.size() ? c.positions.data() : nullptr});
 }
 
 std::vector<std::string> Ranker::open_terms(const std::vector<Candidate>& cands) const {
@@ -458,6 +507,7 @@ void Ranker::add_counts(std::vector<Candidate>& cands, const std::string& term,
         if (it != found.end()) {
             c.title_tf[t] = it->second->title_tf;
             c.body_tf[t] = it->second->body_tf;
+            if (c.positions.size() == terms_.size()) c.positions[t] = it->second->positions;
         } else if (complete) {
             c.title_tf[t] = c.body_tf[t] = 0;
         }
@@ -523,8 +573,9 @@ std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>
         double pending = 0;             // best unit weight of that clause so far
         std::uint32_t last_hit = UINT32_MAX;
     };
-    struct Hit {  // a (note, term) count, chained per note
-        int term = -1, title_tf = 0, body_tf = 0;
+    struct Hit {  // a (note, term) posting, chained per note
+        int term = -1;
+        const Posting* posting = nullptr;
         std::uint32_t prev = UINT32_MAX;
     };
     const std::size_t n_units = std::min(units.size(), postings.size());
@@ -552,7 +603,7 @@ std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>
             } else {
                 e.pending = std::max(e.pending, unit.weight);
             }
-            hits.push_back(Hit{term, p.title_tf, p.body_tf, e.last_hit});
+            hits.push_back(Hit{term, &p, e.last_hit});
             e.last_hit = static_cast<std::uint32_t>(hits.size() - 1);
         }
     }
@@ -580,11 +631,13 @@ std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>
     for (std::size_t i = 0; i < keep; ++i) {
         const Entry& e = entries[all[i]];
         Candidate c{e.first->uid_hi, e.first->uid_lo, e.first->updated_us, e.first->title_len,
-                    e.first->body_len, unknown_or_zero, unknown_or_zero};
+                    e.first->body_len, unknown_or_zero, unknown_or_zero,
+                    std::vector<std::string>(terms_.size())};
         for (std::uint32_t h = e.last_hit; h != UINT32_MAX; h = hits[h].prev)
-            if (hits[h].term >= 0) {
-                c.title_tf[hits[h].term] = hits[h].title_tf;
-                c.body_tf[hits[h].term] = hits[h].body_tf;
+            if (const int t = hits[h].term; t >= 0) {
+                c.title_tf[t] = hits[h].posting->title_tf;
+                c.body_tf[t] = hits[h].posting->body_tf;
+                c.positions[t] = hits[h].posting->positions;
             }
         out.push_back(std::move(c));
     }

@@ -94,16 +94,19 @@ using Posting = TermPosting;
 
 /// A candidate note and what the postings read tell about it: for every term the ranker
 /// knows (Ranker::term_count), its counts in the title and body, or -1 when the postings read
-/// cannot tell (the term found no candidates, or its list was cut).
+/// cannot tell (the term found no candidates, or its list was cut), and the positions its
+/// posting carried (positions.hpp; empty when unknown or the term is not in the note).
 struct Candidate {
     long long uid_hi = 0, uid_lo = 0;  ///< util.hpp's uuid_halves: their order is the id order
     long long updated_us = 0;
     int title_len = 0, body_len = 0;
     std::vector<int> title_tf, body_tf;
+    std::vector<std::string> positions;
 };
 
 /// A candidate's score from its postings: exact, or an upper bound when the stored terms are
-/// needed (an unknown count, or a phrase or proximity clause that may match).
+/// needed (an unknown count or unknown positions, with a phrase or proximity clause that may
+/// match).
 struct Estimate {
     double score = 0;
     bool exact = false;
@@ -174,6 +177,7 @@ private:
     void compile();
     FieldStats scan(std::string_view stored) const;
     static bool has_all(const FieldStats& f, const std::vector<int>& seq);
+    bool sequence_from_positions(const Compiled& k, const Features& f, int& ct, int& cb) const;
     double saturate(double tf_title, double tf_body, const Features& f) const;
     Estimate evaluate(const Features& f) const;
     int term_index(const std::string& term) const;

@@ -115,7 +115,8 @@ std::size_t cjk_lead(std::string_view run, const ParsedQuery& query) {
 
 namespace {
 
-constexpr std::size_t kTermsBatch = 32;  // stored terms read per store call
+constexpr std::size_t kTermsBatch = kPostingsAtMax;  // open candidates resolved together
+constexpr std::size_t kLookupTerms = 2;  // open terms looked up per batch, at most
 constexpr long long kWindowLimit = 4 * static_cast<long long>(kMaxCandidates);  // per open term
 constexpr long long kWindowBudget = kPostingBudget / 2;  // postings read for open terms in all
 
@@ -132,13 +133,45 @@ bool keyed_before(const Keyed& a, const Keyed& b) {
     return a.hi != b.hi ? a.hi > b.hi : a.lo > b.lo;
 }
 
+// Exact scores of a batch of candidates whose postings left them open (nullopt: no match, or
+// the note is gone). Few open terms: their postings rows are looked up by the candidates' keys
+// (positions included, so phrases and proximity are decided too); only candidates still open
+// after that, or a batch with many open terms, have their stored terms read.
+void resolve_batch(Store& store, long long user_id, const Ranker& ranker,
+                   std::vector<Candidate>& cands, const std::vector<std::size_t>& batch,
+                   std::vector<std::optional<double>>& scores) {
+    std::vector<Candidate> group;
+    for (std::size_t d : batch) group.push_back(std::move(cands[d]));
+    const std::vector<std::string> open = ranker.open_terms(group);
+    if (open.size() <= kLookupTerms) {
+        std::vector<long long> times;
+        for (const Candidate& g : group) times.push_back(g.updated_us);
+        for (const std::string& term : open)
+            ranker.add_counts(group, term, store.postings_at(user_id, term, times), true);
+    }
+    std::vector<std::string> ids;
+    std::unordered_map<std::string, std::size_t> which;
+    for (std::size_t k = 0; k < group.size(); ++k) {
+        const Estimate e = ranker.estimate(group[k]);
+        if (e.exact) {
+            if (e.matched) scores[batch[k]] = e.score;
+            continue;
+        }
+        ids.push_back(uuid_from_halves(group[k].uid_hi, group[k].uid_lo));
+        which.emplace(ids.back(), batch[k]);
+    }
+    if (!ids.empty())
+        for (const IndexedNote& n : store.indexed_notes(user_id, ids))
+            scores[which.at(n.id)] = ranker.score(n.title_terms, n.body_terms);
+    for (std::size_t k = 0; k < group.size(); ++k) cands[batch[k]] = std::move(group[k]);
+}
+
 // The best `limit` candidates by exact score. Candidates are visited by their estimate (exact,
 // or an upper bound); the walk stops once the limit-th best exact score ranks before the next
-// estimate, since no later candidate can then enter. Stored terms are read, a batch at a time,
-// only for visited candidates whose postings leave the score open (phrases, proximity,
-// unrecruited terms): most term queries read none.
+// estimate, since no later candidate can then enter. Open candidates are resolved a batch at a
+// time (resolve_batch), only when visited: most term queries resolve none.
 std::vector<std::string> best_exact(Store& store, long long user_id, const Ranker& ranker,
-                                    const std::vector<Candidate>& cands, std::size_t limit) {
+                                    std::vector<Candidate>& cands, std::size_t limit) {
     std::vector<Keyed> order;
     std::vector<Estimate> est;
     order.reserve(cands.size());
@@ -148,7 +181,7 @@ std::vector<std::string> best_exact(Store& store, long long user_id, const Ranke
     }
     std::sort(order.begin(), order.end(), keyed_before);
     std::vector<Keyed> top;  // a heap whose front is the worst kept
-    std::vector<std::optional<double>> scanned(cands.size());
+    std::vector<std::optional<double>> resolved(cands.size());
     std::vector<bool> fetched(cands.size(), false);
     for (std::size_t i = 0; i < order.size(); ++i) {
         if (top.size() == limit && keyed_before(top.front(), order[i])) break;
@@ -158,19 +191,16 @@ std::vector<std::string> best_exact(Store& store, long long user_id, const Ranke
             if (est[c].matched) score = est[c].score;
         } else {
             if (!fetched[c]) {
-                std::vector<std::string> ids;
-                std::unordered_map<std::string, std::size_t> which;
-                for (std::size_t j = i; j < order.size() && ids.size() < kTermsBatch; ++j) {
+                std::vector<std::size_t> batch;
+                for (std::size_t j = i; j < order.size() && batch.size() < kTermsBatch; ++j) {
                     const std::size_t d = order[j].candidate;
                     if (est[d].exact || fetched[d]) continue;
                     fetched[d] = true;
-                    ids.push_back(uuid_from_halves(cands[d].uid_hi, cands[d].uid_lo));
-                    which.emplace(ids.back(), d);
+                    batch.push_back(d);
                 }
-                for (const IndexedNote& n : store.indexed_notes(user_id, ids))
-                    scanned[which.at(n.id)] = ranker.score(n.title_terms, n.body_terms);
+                resolve_batch(store, user_id, ranker, cands, batch, resolved);
             }
-            score = scanned[c];  // nullopt also when the note was deleted meanwhile
+            score = resolved[c];
         }
         if (!score) continue;
         top.push_back(Keyed{*score, cands[c].updated_us, cands[c].uid_hi, cands[c].uid_lo, c});

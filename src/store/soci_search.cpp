@@ -149,14 +149,14 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection) {
     return lazy(key, [&] {
         std::string sql;
         if (by_collection) {
-            sql = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens FROM note_collections nc " +
+            sql = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM note_collections nc " +
                   d.ordered_join() + " postings p ON p.user_id = :u AND p.term = :t AND p.updated_us = "
                   "nc.updated_us AND p.note_id = nc.note_id WHERE nc.collection_id = :coll AND "
                   "nc.updated_us >= :umin AND nc.updated_us <= :umax AND nc.created_us >= :cmin "
                   "AND nc.created_us <= :cmax AND (:mask = 0 OR (nc.flags & :mask2) <> 0) "
                   "ORDER BY nc.updated_us DESC, nc.note_uuid DESC" + d.limit_clause();
         } else {
-            sql = std::string("SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens FROM "
+            sql = std::string("SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM "
                               "postings p WHERE p.user_id = :u AND p.term = :t") + kFilters;
             if (collections == 1) {
                 sql += " AND EXISTS (SELECT 1 FROM note_collections nc WHERE nc.note_id = "
@@ -171,7 +171,7 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection) {
             sql += " ORDER BY p.updated_us DESC, p.uid_hi DESC, p.uid_lo DESC" + d.limit_clause();
         }
         Prep q(s, sql);
-        q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens);
+        q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens).out(o_pos);
         q.in(p.u, "u").in(p.term, "t").in(p.coll, "coll").in(p.umin, "umin").in(p.umax, "umax")
             .in(p.cmin, "cmin").in(p.cmax, "cmax").in(p.mask, "mask").in(p.mask2, "mask2")
             .in(p.lim, "lim");
@@ -179,6 +179,25 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection) {
         for (int i = 0; i < kMaxCollectionFilter; ++i) {
             names[i] = "c" + std::to_string(i);
             q.in(p.colls[static_cast<std::size_t>(i)], names[i].c_str());
+        }
+        return q.done();
+    });
+}
+
+// One key range per listed time inside (user, term): the primary key's IN-list seek on every
+// backend (a row-value IN over the whole key is not used as one by SQLite).
+soci::statement& SearchStmts::postings_at() {
+    return lazy(17, [&] {
+        std::string sql = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM "
+                          "postings p WHERE p.user_id = :u AND p.term = :t AND p.updated_us IN (";
+        for (std::size_t i = 0; i < p.at.size(); ++i) sql += (i ? ", :a" : ":a") + std::to_string(i);
+        Prep q(s, sql + ")");
+        q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens).out(o_pos);
+        q.in(p.u, "u").in(p.term, "t");
+        std::vector<std::string> names(p.at.size());
+        for (std::size_t i = 0; i < p.at.size(); ++i) {
+            names[i] = "a" + std::to_string(i);
+            q.in(p.at[i], names[i].c_str());
         }
         return q.done();
     });
@@ -339,6 +358,25 @@ std::vector<TermPosting> SociStore::postings_in_collections(const std::vector<lo
     out.erase(std::unique(out.begin(), out.end(), same_note), out.end());
     if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
     return out;
+}
+
+std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::string& term,
+                                                const std::vector<long long>& updated_us) {
+    if (updated_us.empty() || !valid_utf8(term)) return {};
+    if (updated_us.size() > kPostingsAtMax)
+        throw std::invalid_argument("postings_at takes at most kPostingsAtMax times");
+    return guarded("postings_at", [&] {
+        SearchStmts& q = searches();
+        q.p.u = user_id;
+        q.p.term = term;
+        for (std::size_t i = 0; i < q.p.at.size(); ++i)
+            q.p.at[i] = updated_us[i < updated_us.size() ? i : 0];  // padding repeats a listed time
+        std::vector<TermPosting> out;
+        soci::statement& st = q.postings_at();
+        st.execute();
+        while (st.fetch()) out.push_back(q.posting());
+        return out;
+    });
 }
 
 std::vector<IndexedNote> SociStore::indexed_notes(long long user_id,

@@ -202,11 +202,11 @@ namespace {
 // INSERT of `rows` postings rows of user :u, bound to w.rows[0, rows).
 soci::statement build_postings_insert(soci::session& s, WriteStmts& w, std::size_t rows) {
     std::string sql = "INSERT INTO postings (user_id, term, updated_us, uid_hi, uid_lo, note_id, "
-                      "created_us, flags, tfs, lens) VALUES ";
+                      "created_us, flags, tfs, lens, pos) VALUES ";
     for (std::size_t i = 0; i < rows; ++i) {
         const std::string n = std::to_string(i);
         sql += (i ? ", (:u, :t" : "(:u, :t") + n + ", :d" + n + ", :h" + n + ", :l" + n + ", :n" +
-               n + ", :c" + n + ", :f" + n + ", :x" + n + ", :y" + n + ")";
+               n + ", :c" + n + ", :f" + n + ", :x" + n + ", :y" + n + ", :p" + n + ")";
     }
     Prep p(s, sql);
     p.in(w.u, "u");
@@ -217,7 +217,7 @@ soci::statement build_postings_insert(soci::session& s, WriteStmts& w, std::size
             .in(r.hi, ("h" + n).c_str()).in(r.lo, ("l" + n).c_str())
             .in(r.note, ("n" + n).c_str()).in(r.created, ("c" + n).c_str())
             .in(r.flags, ("f" + n).c_str()).in(r.tfs, ("x" + n).c_str())
-            .in(r.lens, ("y" + n).c_str());
+            .in(r.lens, ("y" + n).c_str()).in(r.pos, ("p" + n).c_str());
     }
     return p.done();
 }

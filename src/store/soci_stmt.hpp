@@ -150,6 +150,7 @@ constexpr std::size_t kBatchRows = 32;
 struct PostingRow {
     std::string term;
     long long updated = 0, hi = 0, lo = 0, note = 0, created = 0, flags = 0, tfs = 0, lens = 0;
+    std::string pos;  // positions.hpp's text form
 };
 
 /// Statements of write_batch and delete_note, sharing one set of bound variables.
@@ -189,13 +190,15 @@ struct WriteStmts {
 using notesd::uuid_from_halves;  // util.hpp
 using notesd::uuid_halves;
 
-/// A term of a note with its number of occurrences in the title and in the body.
+/// A term of a note with its number of occurrences in the title and in the body, and where.
 struct TermCount {
     std::string term;
     long long title_tf = 0, body_tf = 0;
+    std::string pos;  ///< encode_positions of its title and body positions
 };
 
-/// The distinct terms of two space-joined stored fields with their counts, sorted bytewise.
+/// The distinct terms of two space-joined stored fields with their counts and positions,
+/// sorted bytewise.
 std::vector<TermCount> count_terms(const std::string& title_terms, const std::string& body_terms);
 
 /// Two non-negative counts in one BIGINT column (postings.tfs, postings.lens): first * 2^32 +
@@ -225,15 +228,16 @@ struct IndexDelta {
         PostingKey key;
         bool add = false;  // else remove
         long long note_id = 0, created = 0, flags = 0, tfs = 0, lens = 0;
+        std::string pos;
     };
     std::vector<Op> ops;                            // in the order made
     std::vector<std::pair<std::string, int>> df;    // (term, +1 or -1)
     long long notes = 0, collections = 0, title_tokens = 0, body_tokens = 0;
 
-    void remove(PostingKey k) { ops.push_back(Op{std::move(k), false, 0, 0, 0, 0, 0}); }
+    void remove(PostingKey k) { ops.push_back(Op{std::move(k), false, 0, 0, 0, 0, 0, {}}); }
     void add(PostingKey k, long long note_id, long long created, long long flags, long long tfs,
-             long long lens) {
-        ops.push_back(Op{std::move(k), true, note_id, created, flags, tfs, lens});
+             long long lens, std::string pos) {
+        ops.push_back(Op{std::move(k), true, note_id, created, flags, tfs, lens, std::move(pos)});
     }
 };
 
@@ -245,6 +249,7 @@ struct SearchParams {
     long long coll = 0, now = 0;
     std::string term, prefix, prefix_end, uuid;
     std::vector<long long> colls = std::vector<long long>(100, 0);  // the IN list, padded
+    std::vector<long long> at = std::vector<long long>(kPostingsAtMax, 0);  // postings_at, padded
 };
 
 /// Statements of the search methods, each prepared on first use.
@@ -256,6 +261,8 @@ struct SearchStmts {
     /// by_collection: one collection (:coll) drives; otherwise postings, filtered by 0, 1 or
     /// (padded) 100 collections through note_collections.
     soci::statement& postings(int collections, bool by_collection);
+    /// The rows of :t whose updated_us is one of p.at (postings_at).
+    soci::statement& postings_at();
     soci::statement& indexed();
     soci::statement& hit(bool with_content);
     soci::statement& snapshot_insert();
@@ -265,7 +272,7 @@ struct SearchStmts {
     TermPosting posting() const {
         return TermPosting{o_hi, o_lo, o_updated, static_cast<int>(pair_first(o_tfs)),
                            static_cast<int>(pair_second(o_tfs)), static_cast<int>(pair_first(o_lens)),
-                           static_cast<int>(pair_second(o_lens))};
+                           static_cast<int>(pair_second(o_lens)), o_pos};
     }
 
     soci::session& s;
@@ -273,6 +280,7 @@ struct SearchStmts {
     SearchParams p;
     long long o_notes = 0, o_tt = 0, o_bt = 0, o_df = 0, o_hi = 0, o_lo = 0, o_updated = 0;
     long long o_created = 0, o_tfs = 0, o_lens = 0;
+    std::string o_pos;
     std::string o_term, o_uuid, o_title_terms, o_body_terms, o_plain, o_fp, o_ids;
     NoteRow nr;
     SnapshotRecord snap;

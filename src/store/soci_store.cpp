@@ -315,7 +315,9 @@ void SociStore::apply_migration(const EmbeddedMigration& m) {
 }
 
 void SociStore::after_migration(int version) {
-    if (version == 3) rebuild_postings();  // 003 emptied it to add the counts
+    // 003 emptied the postings to add the counts, 004 to add the positions; the rebuild writes
+    // the columns of the newest schema, so it runs after the last script that empties them.
+    if (version == 4) rebuild_postings();
 }
 
 int SociStore::schema_version() {

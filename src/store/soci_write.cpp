@@ -3,7 +3,10 @@
 // and the search index (postings, term_df) kept in step in the same transaction.
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 
+#include "positions.hpp"
 #include "store/soci_stmt.hpp"
 #include "util.hpp"
 
@@ -54,14 +57,16 @@ constexpr std::size_t kMaxTermBytes = 48 * 4;
 // Netted postings changes held in memory before a write_batch applies them.
 constexpr std::size_t kMaxPendingPostings = 200000;
 
-// Appends the terms of one space-joined field, counting each into title_tf or body_tf.
-void count_field(const std::string& f, bool title, std::vector<detail::TermCount>& out) {
+// Calls f(term, position) for each term of one space-joined field, positions from 0.
+template <class F>
+void each_term(const std::string& f, F&& fn) {
     std::size_t i = 0;
+    int position = 0;
     while (i < f.size()) {
         std::size_t e = f.find(' ', i);
         if (e == std::string::npos) e = f.size();
         if (e - i > kMaxTermBytes) throw std::invalid_argument("note index term too long");
-        if (e > i) out.push_back(detail::TermCount{f.substr(i, e - i), title ? 1 : 0, title ? 0 : 1});
+        if (e > i) fn(std::string_view(f).substr(i, e - i), position++);
         i = e + 1;
     }
 }
@@ -95,22 +100,20 @@ private:
 
 namespace detail {
 
-// The distinct terms of both fields with their counts, sorted bytewise (the postings key order).
+// The distinct terms of both fields with their counts and positions, sorted bytewise (the
+// postings key order).
 std::vector<TermCount> count_terms(const std::string& title, const std::string& body) {
-    std::vector<TermCount> all;
-    count_field(title, true, all);
-    count_field(body, false, all);
-    std::sort(all.begin(), all.end(),
-              [](const TermCount& a, const TermCount& b) { return a.term < b.term; });
+    std::unordered_map<std::string_view, std::pair<std::vector<int>, std::vector<int>>> at;
+    each_term(title, [&](std::string_view t, int p) { at[t].first.push_back(p); });
+    each_term(body, [&](std::string_view t, int p) { at[t].second.push_back(p); });
     std::vector<TermCount> out;
-    for (TermCount& t : all) {
-        if (!out.empty() && out.back().term == t.term) {
-            out.back().title_tf += t.title_tf;
-            out.back().body_tf += t.body_tf;
-        } else {
-            out.push_back(std::move(t));
-        }
-    }
+    out.reserve(at.size());
+    for (const auto& [term, where] : at)
+        out.push_back(TermCount{std::string(term), static_cast<long long>(where.first.size()),
+                                static_cast<long long>(where.second.size()),
+                                encode_positions(where.first, where.second)});
+    std::sort(out.begin(), out.end(),
+              [](const TermCount& a, const TermCount& b) { return a.term < b.term; });
     return out;
 }
 
@@ -281,7 +284,8 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     for (const TermCount& t : old_terms) {
         auto it = std::lower_bound(new_terms.begin(), new_terms.end(), t, by_term);
         const bool kept = it != new_terms.end() && it->term == t.term;
-        const bool same = kept && it->title_tf == t.title_tf && it->body_tf == t.body_tf;
+        const bool same = kept && it->pos == t.pos && it->title_tf == t.title_tf &&
+                          it->body_tf == t.body_tf;
         if (!kept) delta.df.emplace_back(t.term, -1);
         if (!same || moved) delta.remove(detail::PostingKey{t.term, old_updated, hi, lo});
     }
@@ -291,12 +295,13 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     for (const TermCount& t : new_terms) {
         auto it = std::lower_bound(old_terms.begin(), old_terms.end(), t, by_term);
         const bool had = it != old_terms.end() && it->term == t.term;
-        const bool same = had && it->title_tf == t.title_tf && it->body_tf == t.body_tf;
+        const bool same = had && it->pos == t.pos && it->title_tf == t.title_tf &&
+                          it->body_tf == t.body_tf;
         if (!had) delta.df.emplace_back(t.term, +1);
         if (!same || moved)
             delta.add(detail::PostingKey{t.term, n->in->updated_us, hi, lo}, note_id,
                       n->in->created_us, n->in->flags, detail::pack_pair(t.title_tf, t.body_tf),
-                      new_lens);
+                      new_lens, t.pos);
     }
 }
 
@@ -323,7 +328,7 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
         if (last.add)
             inserts.add(detail::PostingRow{ops[i].key.term, ops[i].key.updated, ops[i].key.hi,
                                            ops[i].key.lo, last.note_id, last.created, last.flags,
-                                           last.tfs, last.lens});
+                                           last.tfs, last.lens, last.pos});
         i = j;
     }
     inserts.flush();
@@ -456,6 +461,7 @@ void SociStore::rebuild_postings() {
         long long user = 0;
         detail::PostingKey key;
         long long note = 0, created = 0, flags = 0, tfs = 0, lens = 0;
+        std::string pos;
     };
     WriteStmts& w = writes();
     long long last = 0, lim = 1000, id = 0, user = 0, updated = 0, created = 0, flags = 0;
@@ -478,10 +484,10 @@ void SociStore::rebuild_postings() {
             last = id;
             long long hi = 0, lo = 0;
             detail::uuid_halves(uuid, hi, lo);
-            for (const TermCount& t : count_terms(tt, bt))
+            for (TermCount& t : count_terms(tt, bt))
                 rows.push_back(Row{user, detail::PostingKey{t.term, updated, hi, lo}, id, created,
                                    flags, detail::pack_pair(t.title_tf, t.body_tf),
-                                   detail::pack_pair(tlen, blen)});
+                                   detail::pack_pair(tlen, blen), std::move(t.pos)});
         }
         std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
             return a.user != b.user ? a.user < b.user : a.key < b.key;
@@ -491,7 +497,7 @@ void SociStore::rebuild_postings() {
             if (r.user != w.u) inserts.flush();  // one statement holds one user's rows
             w.u = r.user;
             inserts.add(detail::PostingRow{r.key.term, r.key.updated, r.key.hi, r.key.lo, r.note,
-                                           r.created, r.flags, r.tfs, r.lens});
+                                           r.created, r.flags, r.tfs, r.lens, r.pos});
         }
         inserts.flush();
         if (seen < lim) break;

@@ -96,6 +96,9 @@ public:
     std::vector<TermPosting> term_postings(long long, const std::string&, const SearchFilter&, int) override {
         return {};
     }
+    std::vector<TermPosting> postings_at(long long, const std::string&, const std::vector<long long>&) override {
+        return {};
+    }
     std::vector<IndexedNote> indexed_notes(long long, const std::vector<std::string>&) override { return {}; }
     std::vector<SearchHit> notes_by_ids(long long, const std::vector<std::string>&, bool) override { return {}; }
     void save_snapshot(const SnapshotRecord&) override {}

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "positions.hpp"
 #include "rank.hpp"
 
 using namespace notesd;
@@ -312,40 +313,54 @@ BOOST_AUTO_TEST_CASE(estimate_is_the_exact_score_or_an_upper_bound) {
     }
     const char* queries[] = {"alpha", "alpha beta", "\"file system\"", "kube", "the cafe",
                              "gamma \"delta alpha\" syst", "beta beta of", "system file"};
-    int exact = 0, bounded = 0;
+    int exact = 0, bounded = 0, exact_from_positions = 0;
     for (const char* text : queries) {
         const ParsedQuery q = parse_query(text);
         Ranker r(q, c.stats(q));
         const auto plan = r.retrieval_plan(1000000);
-        auto postings_of = [&](const std::string& term) {
+        // with_positions: the rows carry where the term occurs, as the store writes them
+        auto postings_of = [&](const std::string& term, bool with_positions) {
             std::vector<Posting> out;
             for (std::size_t i = 0; i < c.notes.size(); ++i) {
                 const auto& n = c.notes[i];
                 auto a = split_terms(n.title.terms), b = split_terms(n.body.terms);
-                const int tt = static_cast<int>(std::count(a.begin(), a.end(), term));
-                const int tb = static_cast<int>(std::count(b.begin(), b.end(), term));
+                std::vector<int> at_a, at_b;
+                for (std::size_t k = 0; k < a.size(); ++k)
+                    if (a[k] == term) at_a.push_back(static_cast<int>(k));
+                for (std::size_t k = 0; k < b.size(); ++k)
+                    if (b[k] == term) at_b.push_back(static_cast<int>(k));
+                const int tt = static_cast<int>(at_a.size()), tb = static_cast<int>(at_b.size());
                 if (tt + tb > 0)
                     out.push_back(Posting{static_cast<long long>(i), 0, n.updated_us, tt, tb,
                                           static_cast<int>(n.title.length),
-                                          static_cast<int>(n.body.length)});
+                                          static_cast<int>(n.body.length),
+                                          with_positions ? encode_positions(at_a, at_b) : ""});
             }
             return out;
         };
-        // 0: complete lists; 1: lists of unknown extent; 2: as 1, then the open terms' counts
-        for (int mode = 0; mode < 3; ++mode) {
+        // mode % 3 == 0: complete lists; 1: lists of unknown extent; 2: as 1, then the open
+        // terms' counts. Modes 3-5: the same with positions in the postings.
+        for (int mode = 0; mode < 6; ++mode) {
+            const bool with_positions = mode >= 3;
             std::vector<std::vector<Posting>> post(plan.size());
-            std::vector<bool> complete(plan.size(), mode == 0);
-            for (std::size_t u = 0; u < plan.size(); ++u) post[u] = postings_of(plan[u].term);
+            std::vector<bool> complete(plan.size(), mode % 3 == 0);
+            for (std::size_t u = 0; u < plan.size(); ++u)
+                post[u] = postings_of(plan[u].term, with_positions);
             std::vector<Candidate> cands = r.bound_candidates(plan, post, complete, 1000);
-            if (mode == 2)
-                for (const std::string& t : r.open_terms(cands)) r.add_counts(cands, t, postings_of(t), true);
-            if (mode == 2) BOOST_CHECK(r.open_terms(cands).empty());
+            if (mode % 3 == 2) {
+                for (const std::string& t : r.open_terms(cands))
+                    r.add_counts(cands, t, postings_of(t, with_positions), true);
+                BOOST_CHECK(r.open_terms(cands).empty());
+            }
             for (const Candidate& cand : cands) {
                 const auto& n = c.notes[static_cast<std::size_t>(cand.uid_hi)];
                 const std::optional<double> full = r.score(n.title.terms, n.body.terms);
                 const Estimate e = r.estimate(cand);
+                // every count and position known: phrases and proximity need no stored terms
+                if (mode == 5) BOOST_CHECK(e.exact);
                 if (e.exact) {
                     ++exact;
+                    exact_from_positions += with_positions && full && text != std::string("alpha");
                     BOOST_CHECK_EQUAL(e.matched, full.has_value());
                     if (full) BOOST_CHECK(e.score == *full);  // bit for bit
                 } else {
@@ -357,6 +372,7 @@ BOOST_AUTO_TEST_CASE(estimate_is_the_exact_score_or_an_upper_bound) {
     }
     BOOST_CHECK_GT(exact, 50);    // both cases really happen
     BOOST_CHECK_GT(bounded, 50);
+    BOOST_CHECK_GT(exact_from_positions, 50);
 }
 
 BOOST_AUTO_TEST_CASE(canonical_form_ignores_spelling_noise) {
@@ -371,6 +387,32 @@ BOOST_AUTO_TEST_CASE(long_queries_are_capped) {
     std::size_t main = 0;
     for (const auto& c : p.clauses) main += c.kind != ClauseKind::Proximity;
     BOOST_CHECK_EQUAL(main, kMaxQueryClauses);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(positions)
+
+BOOST_AUTO_TEST_CASE(positions_round_trip_and_reject_what_does_not_fit) {
+    BOOST_CHECK_EQUAL(encode_positions({2}, {0, 5, 9}), "2;0,5,4");
+    BOOST_CHECK_EQUAL(encode_positions({}, {7}), ";7");
+    std::vector<int> t, b;
+    BOOST_REQUIRE(decode_positions("2;0,5,4", 1, 3, t, b));
+    BOOST_CHECK(t == std::vector<int>({2}));
+    BOOST_CHECK(b == std::vector<int>({0, 5, 9}));
+    BOOST_REQUIRE(decode_positions(";7", 0, 1, t, b));
+    BOOST_CHECK(t.empty());
+    BOOST_CHECK(b == std::vector<int>({7}));
+    // unknown, malformed, or not the counts the row says: the stored terms decide instead
+    for (const char* bad : {"", "2", "2;0,5", "2;0,5,4,1", "x;1", "2;0,,4", "2;0,0", "2;0,5,4;",
+                            "1,2;", "2;99999999999"})
+        BOOST_CHECK_MESSAGE(!decode_positions(bad, 1, 3, t, b), bad);
+    std::vector<int> many(kMaxStoredPositions + 1);
+    for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<int>(i * 2);
+    BOOST_CHECK_EQUAL(encode_positions({}, many), "");
+    many.pop_back();
+    BOOST_REQUIRE(decode_positions(encode_positions({}, many), 0, static_cast<int>(many.size()), t, b));
+    BOOST_CHECK(b == many);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -16,6 +16,7 @@
 #include <soci/soci.h>
 
 #include "store/dialect.hpp"
+#include "positions.hpp"
 #include "store/migrations.hpp"
 #include "store/store.hpp"
 #include "util.hpp"
@@ -133,7 +134,15 @@ std::map<std::string, long long> term_counts(const std::string& f) {
 
 void check_index(soci::session& db, Store& store, long long user) {
     using Row = std::tuple<std::string, long long, long long, long long, long long, long long,
-                           long long, long long, long long>;
+                           long long, long long, long long, std::string>;
+    // where t occurs among the words of one field
+    auto positions = [](const std::string& field, const std::string& t) {
+        std::vector<int> out;
+        const std::vector<std::string> w = words(field);
+        for (std::size_t i = 0; i < w.size(); ++i)
+            if (w[i] == t) out.push_back(static_cast<int>(i));
+        return out;
+    };
     std::set<Row> want_postings;
     std::map<std::string, long long> want_df;
     long long notes = 0, tt_sum = 0, bt_sum = 0;
@@ -157,7 +166,8 @@ void check_index(soci::session& db, Store& store, long long user) {
             for (const std::string& t : distinct(tt, bt)) {
                 // tfs and lens: (title, body) pairs packed as title * 2^32 + body
                 want_postings.insert(Row{t, updated, h.first, h.second, id, created, flags,
-                                         ct[t] * 4294967296LL + cb[t], tl * 4294967296LL + bl});
+                                         ct[t] * 4294967296LL + cb[t], tl * 4294967296LL + bl,
+                                         encode_positions(positions(tt, t), positions(bt, t))});
                 ++want_df[t];
             }
         }
@@ -165,16 +175,18 @@ void check_index(soci::session& db, Store& store, long long user) {
     std::set<Row> got_postings;
     {
         std::string term;
+        std::string pos;
         long long updated = 0, hi = 0, lo = 0, note = 0, created = 0, flags = 0, tfs = 0, lens = 0;
         soci::statement st = (db.prepare << "SELECT term, updated_us, uid_hi, uid_lo, note_id, "
-                                            "created_us, flags, tfs, lens FROM postings WHERE "
+                                            "created_us, flags, tfs, lens, pos FROM postings WHERE "
                                             "user_id = :u",
                               soci::into(term), soci::into(updated), soci::into(hi), soci::into(lo),
                               soci::into(note), soci::into(created), soci::into(flags),
-                              soci::into(tfs), soci::into(lens), soci::use(user, "u"));
+                              soci::into(tfs), soci::into(lens), soci::into(pos),
+                              soci::use(user, "u"));
         st.execute();
         while (st.fetch())
-            got_postings.insert(Row{term, updated, hi, lo, note, created, flags, tfs, lens});
+            got_postings.insert(Row{term, updated, hi, lo, note, created, flags, tfs, lens, pos});
     }
     BOOST_CHECK_EQUAL(got_postings.size(), want_postings.size());
     BOOST_CHECK(got_postings == want_postings);
@@ -257,7 +269,7 @@ std::vector<std::string> posting_ids(const std::vector<TermPosting>& v) {
 
 BOOST_AUTO_TEST_SUITE(store_search)
 
-// Random inserts, updates (terms, times, flags), unchanged re-imports, a note twice in one
+// Random inserts, updates (terms, times, flags, word order), unchanged re-imports, a note twice in one
 // batch and deletes, for two users; after every step the index equals its recomputation.
 BOOST_FIXTURE_TEST_CASE(index_maintenance_matches_recomputation, SearchFixture) {
     auto db = raw();
@@ -283,7 +295,7 @@ BOOST_FIXTURE_TEST_CASE(index_maintenance_matches_recomputation, SearchFixture) 
         std::vector<NoteInput> batch;
         const int n = 1 + static_cast<int>(rng() % 8);
         for (int i = 0; i < n; ++i) {
-            const int op = static_cast<int>(rng() % 6);
+            const int op = static_cast<int>(rng() % 7);
             if (op <= 1 || model[k].empty()) {
                 batch.push_back(random_note(k, new_uuid()));
                 continue;
@@ -294,7 +306,12 @@ BOOST_FIXTURE_TEST_CASE(index_maintenance_matches_recomputation, SearchFixture) 
             if (op == 2) x = random_note(k, x.id);             // new terms and times
             else if (op == 3) x.updated_us += 1 + rng() % 3;   // same terms, moved
             else if (op == 4) x.flags ^= 1 << (rng() % 4);     // only a copied column
-            else x.body_terms += x.body_terms.empty() ? "zeta" : " zeta";  // one more term
+            else if (op == 5) {                                // same counts, other positions
+                std::vector<std::string> w = words(x.body_terms);
+                std::rotate(w.begin(), w.begin() + (w.empty() ? 0 : 1), w.end());
+                x.body_terms.clear();
+                for (const std::string& t : w) x.body_terms += (x.body_terms.empty() ? "" : " ") + t;
+            } else x.body_terms += x.body_terms.empty() ? "zeta" : " zeta";  // one more term
             x.body_len = static_cast<long long>(words(x.body_terms).size());
             batch.push_back(x);
             if (rng() % 4 == 0) {  // the same note again in the same batch
@@ -443,6 +460,36 @@ BOOST_FIXTURE_TEST_CASE(postings_order_limit_filters, SearchFixture) {
     for (const TermPosting& p : store->term_postings(u, "alpha", {}, 50))
         BOOST_CHECK_EQUAL(p.updated_us, model.at(uuid_from_halves(p.uid_hi, p.uid_lo)).updated_us);
     BOOST_CHECK(store->term_postings(u, "alpha", {}, 0).empty());
+}
+
+// postings_at: the rows of given notes by key, with counts and positions; notes of another
+// user, other times and notes without the term give none.
+BOOST_FIXTURE_TEST_CASE(postings_at_looks_up_rows_by_time, SearchFixture) {
+    const long long u = user("at"), other = user("at-other");
+    const std::string a = new_uuid(), b = new_uuid(), c = new_uuid(), d = new_uuid();
+    store->write_batch(u, {}, {mk(a, "file system", "the file system and a file", 1, 100),
+                               mk(b, "", "system file", 1, 200), mk(c, "nothing", "here", 1, 300),
+                               mk(d, "", "file", 1, 200)});
+    store->write_batch(other, {}, {mk(new_uuid(), "file", "file", 1, 100)});
+    auto by_id = [](const std::vector<TermPosting>& v) {
+        std::map<std::string, TermPosting> out;
+        for (const TermPosting& p : v) out[uuid_from_halves(p.uid_hi, p.uid_lo)] = p;
+        return out;
+    };
+    auto got = by_id(store->postings_at(u, "file", {100, 300, 200, 100}));
+    BOOST_REQUIRE_EQUAL(got.size(), 3u);  // a, b and d (same time); c has no "file"
+    BOOST_CHECK_EQUAL(got[a].title_tf, 1);
+    BOOST_CHECK_EQUAL(got[a].body_tf, 2);
+    BOOST_CHECK_EQUAL(got[a].positions, "0;1,4");
+    BOOST_CHECK_EQUAL(got[b].positions, ";1");
+    BOOST_CHECK_EQUAL(got[d].positions, ";0");
+    BOOST_CHECK_EQUAL(got[a].body_len, 6);
+    BOOST_CHECK(store->postings_at(u, "file", {150}).empty());
+    BOOST_CHECK(store->postings_at(u, "absent", {100, 200}).empty());
+    BOOST_CHECK(store->postings_at(u, "file", {}).empty());
+    BOOST_CHECK_EQUAL(store->postings_at(other, "file", {100, 200}).size(), 1u);
+    BOOST_CHECK_THROW(store->postings_at(u, "file", std::vector<long long>(kPostingsAtMax + 1, 100)),
+                      std::invalid_argument);
 }
 
 // prefix_terms: bytewise range, df desc then term asc, limit, and the top code point edge.
@@ -713,13 +760,14 @@ BOOST_AUTO_TEST_CASE(schema_002_database_upgrades_to_counted_postings) {
         std::unique_ptr<Store> store = open_store(conn);
         BOOST_CHECK_EQUAL(store->schema_version(), 2);
         store->migrate();
-        BOOST_CHECK_GE(store->schema_version(), 3);
+        BOOST_CHECK_GE(store->schema_version(), 4);
         soci::session db(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/old.db");
         check_index(db, *store, 1);
         long long rows = 0;
-        // "beta": once in the title and twice in the body of a note with 2 + 3 terms
+        // "beta": once in the title and twice in the body of a note with 2 + 3 terms, at title
+        // position 1 and body positions 0 and 1
         db << "SELECT COUNT(*) FROM postings WHERE term = 'beta' AND tfs = 4294967298 AND "
-              "lens = 8589934595", soci::into(rows);
+              "lens = 8589934595 AND pos = '1;0,1'", soci::into(rows);
         BOOST_CHECK_EQUAL(rows, 1);
         const auto hits = store->notes_by_ids(1, {"0b000000-0000-4000-8000-000000000002"}, false);
         BOOST_REQUIRE_EQUAL(hits.size(), 1u);
