@@ -33,7 +33,10 @@ SnapshotRecord new_snapshot(Store& store, const Principal& who, const ParsedQuer
     rec.fingerprint = fingerprint;
     rec.created_us = now_us();
     rec.expires_us = rec.created_us + settings.snapshot_ttl_s * 1000000LL;
-    rec.note_ids = ranked_note_ids(store, who.user_id, query, cmd.filter);
+    {
+        ReadScope view(store);  // the statistics and postings of one state of the database
+        rec.note_ids = ranked_note_ids(store, who.user_id, query, cmd.filter);
+    }
     store.save_snapshot(rec);
     store.purge_snapshots(rec.created_us, kPurgePerSearch);
     return rec;
@@ -70,7 +73,12 @@ HttpResponse search_notes(const HttpRequest& req, const Principal& who, Store& s
     for (long long i = cmd.offset; i < total && i < cmd.offset + cmd.limit; ++i)
         page.push_back(snap.note_ids[static_cast<std::size_t>(i)]);
     std::vector<NoteItem> items;
-    for (SearchHit& hit : store.notes_by_ids(who.user_id, page, cmd.include_content)) {
+    std::vector<SearchHit> hits;
+    {
+        ReadScope view(store);
+        hits = store.notes_by_ids(who.user_id, page, cmd.include_content);
+    }
+    for (SearchHit& hit : hits) {
         std::string snippet = query_snippet(hit.plain_text, query);
         if (!snippet.empty()) hit.note.snippet = std::move(snippet);
         items.push_back(std::move(hit.note));

@@ -430,6 +430,26 @@ void SociStore::save_snapshot(const SnapshotRecord& s) {
     });
 }
 
+void SociStore::begin_read() {
+    if (target_.backend != Backend::Sqlite || reading_) return;
+    guarded("begin_read", [&] { sql_ << "BEGIN"; });  // deferred: locks at the first read
+    reading_ = true;
+}
+
+void SociStore::end_read() noexcept {
+    if (!reading_) return;
+    reading_ = false;
+    try {
+        sql_ << "COMMIT";
+    } catch (...) {
+        try {
+            sql_ << "ROLLBACK";
+        } catch (...) {
+            lost_ = true;  // the next call reconnects rather than find a transaction open
+        }
+    }
+}
+
 std::optional<SnapshotRecord> SociStore::find_snapshot(long long user_id, const std::string& id,
                                                        long long now_us) {
     const std::optional<std::string> c = parse_uuid(id);

@@ -58,6 +58,8 @@ public:
     std::optional<SnapshotRecord> find_snapshot(long long user_id, const std::string& id,
                                                 long long now_us) override;
     int purge_snapshots(long long now_us, int max_rows) override;
+    void begin_read() override;
+    void end_read() noexcept override;
 
     void migrate() override;
     int schema_version() override;
@@ -118,6 +120,7 @@ private:
     std::unique_ptr<Dialect> dialect_;
     soci::session sql_;
     bool lost_ = false;
+    bool reading_ = false;  // inside begin_read (SQLite)
     std::unique_ptr<detail::ReadStmts> reads_;
     std::unique_ptr<detail::WriteStmts> writes_;
     std::unique_ptr<detail::SearchStmts> search_;

@@ -62,6 +62,13 @@ public:
     /// Deletes at most `max_rows` expired snapshots; returns how many.
     virtual int purge_snapshots(long long now_us, int max_rows) = 0;
 
+    /// A read-only view shared by the reads that follow, until end_read (use ReadScope): SQLite
+    /// runs them in one read transaction, so they see one state of the database and take its
+    /// shared lock once instead of per statement; the server backends do nothing. No write may
+    /// happen in between.
+    virtual void begin_read() {}
+    virtual void end_read() noexcept {}
+
     // --- administration (notesctl) ---
     virtual void migrate() = 0;
     virtual int schema_version() = 0;
@@ -80,6 +87,18 @@ public:
                                                   const std::vector<NoteInput>& notes) = 0;
     /// false when the user has no such note
     virtual bool delete_note(long long user_id, const std::string& note_id) = 0;
+};
+
+/// Store::begin_read for one scope.
+class ReadScope {
+public:
+    explicit ReadScope(Store& s) : s_(s) { s_.begin_read(); }
+    ~ReadScope() { s_.end_read(); }
+    ReadScope(const ReadScope&) = delete;
+    ReadScope& operator=(const ReadScope&) = delete;
+
+private:
+    Store& s_;
 };
 
 /// Opens a store from a SOCI connection string ("sqlite3://db=/path", "mysql://...",

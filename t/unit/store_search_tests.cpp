@@ -492,6 +492,29 @@ BOOST_FIXTURE_TEST_CASE(postings_at_looks_up_rows_by_time, SearchFixture) {
                       std::invalid_argument);
 }
 
+// A read scope sees one state of the database (SQLite: a read transaction) and leaves the
+// connection ready for writes; scopes do not nest and end_read alone does nothing.
+BOOST_FIXTURE_TEST_CASE(read_scope_sees_one_state_and_allows_writes_after, SearchFixture) {
+    const long long u = user("scope");
+    store->end_read();
+    store->write_batch(u, {}, {mk(new_uuid(), "one", "word", 1, 100)});
+    {
+        ReadScope view(*store);
+        ReadScope again(*store);
+        BOOST_CHECK_EQUAL(store->search_corpus(u).notes, 1);
+        // another connection commits a note meanwhile
+        std::unique_ptr<Store> other = open_store(conn);
+        other->write_batch(u, {}, {mk(new_uuid(), "two", "word", 1, 200)});
+        if (parse_connection_string(conn).backend == Backend::Sqlite) {
+            BOOST_CHECK_EQUAL(store->search_corpus(u).notes, 1);  // the scope's state
+            BOOST_CHECK_EQUAL(store->term_dfs(u, {"word"})[0], 1);
+        }
+    }
+    BOOST_CHECK_EQUAL(store->search_corpus(u).notes, 2);
+    store->write_batch(u, {}, {mk(new_uuid(), "three", "word", 1, 300)});
+    BOOST_CHECK_EQUAL(store->term_dfs(u, {"word"})[0], 3);
+}
+
 // prefix_terms: bytewise range, df desc then term asc, limit, and the top code point edge.
 BOOST_FIXTURE_TEST_CASE(prefix_terms_order_and_edges, SearchFixture) {
     const long long u = user("prefix");
