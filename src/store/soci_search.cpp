@@ -144,8 +144,8 @@ soci::statement& SearchStmts::prefix(bool bounded) {
 // order, so LIMIT stops the scan. With collections, each row is checked in note_collections'
 // primary key (note_id, collection_id). One collection drives: its (collection, updated, uuid)
 // index is read in the same order and each note probed in the postings key by updated_us.
-soci::statement& SearchStmts::postings(int collections, bool by_collection) {
-    const int key = by_collection ? 10 : 5 + std::min(collections, 2);
+soci::statement& SearchStmts::postings(int collections, bool by_collection, bool filtered) {
+    const int key = by_collection ? 10 : !filtered && collections == 0 ? 18 : 5 + std::min(collections, 2);
     return lazy(key, [&] {
         std::string sql;
         if (by_collection) {
@@ -157,7 +157,8 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection) {
                   "ORDER BY nc.updated_us DESC, nc.note_uuid DESC" + d.limit_clause();
         } else {
             sql = std::string("SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM "
-                              "postings p WHERE p.user_id = :u AND p.term = :t") + kFilters;
+                              "postings p WHERE p.user_id = :u AND p.term = :t") +
+                  (key == 18 ? "" : kFilters);
             if (collections == 1) {
                 sql += " AND EXISTS (SELECT 1 FROM note_collections nc WHERE nc.note_id = "
                        "p.note_id AND nc.collection_id = :c0)";
@@ -323,7 +324,11 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
         q.p.lim = limit;
         set_filter(q.p, f);
         if (!colls.empty()) return postings_in_collections(colls, coll_notes, limit);
-        soci::statement& st = q.postings(0, false);
+        // no bound and no flag: the scan skips the filter columns (most searches)
+        const bool filtered = f.flags_any != 0 || f.created.min_us != kMinTime ||
+                              f.created.max_us != kMaxTime || f.updated.min_us != kMinTime ||
+                              f.updated.max_us != kMaxTime;
+        soci::statement& st = q.postings(0, false, filtered);
         st.execute();
         while (st.fetch()) out.push_back(q.posting());
         return out;

@@ -259,8 +259,9 @@ struct SearchStmts {
     soci::statement& df();
     soci::statement& prefix(bool bounded);
     /// by_collection: one collection (:coll) drives; otherwise postings, filtered by 0, 1 or
-    /// (padded) 100 collections through note_collections.
-    soci::statement& postings(int collections, bool by_collection);
+    /// (padded) 100 collections through note_collections. !filtered (only without
+    /// collections): the time bounds and flags are not checked.
+    soci::statement& postings(int collections, bool by_collection, bool filtered = true);
     /// The rows of :t whose updated_us is one of p.at (postings_at).
     soci::statement& postings_at();
     soci::statement& indexed();
