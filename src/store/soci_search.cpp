@@ -144,34 +144,43 @@ soci::statement& SearchStmts::prefix(bool bounded) {
 // order, so LIMIT stops the scan. With collections, each row is checked in note_collections'
 // primary key (note_id, collection_id). One collection drives: its (collection, updated, uuid)
 // index is read in the same order and each note probed in the postings key by updated_us.
+std::string postings_sql(const Dialect& d, int collections, bool by_collection, bool filtered) {
+    if (by_collection)
+        return "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM "
+               "note_collections nc " + d.ordered_join() + " postings p ON p.user_id = :u AND "
+               "p.term = :t AND p.updated_us = nc.updated_us AND p.note_id = nc.note_id WHERE "
+               "nc.collection_id = :coll AND nc.updated_us >= :umin AND nc.updated_us <= :umax AND "
+               "nc.created_us >= :cmin AND nc.created_us <= :cmax AND (:mask = 0 OR (nc.flags & "
+               ":mask2) <> 0) ORDER BY nc.updated_us DESC, nc.note_uuid DESC" + d.limit_clause();
+    std::string sql = std::string("SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos "
+                                  "FROM postings p WHERE p.user_id = :u AND p.term = :t") +
+                      (filtered || collections > 0 ? kFilters : "");
+    if (collections == 1) {
+        sql += " AND EXISTS (SELECT 1 FROM note_collections nc WHERE nc.note_id = p.note_id AND "
+               "nc.collection_id = :c0)";
+    } else if (collections > 1) {
+        sql += " AND EXISTS (SELECT 1 FROM note_collections nc WHERE nc.note_id = p.note_id AND "
+               "nc.collection_id IN (";
+        for (int i = 0; i < kMaxCollectionFilter; ++i) sql += (i ? ", :c" : ":c") + std::to_string(i);
+        sql += "))";
+    }
+    return sql + " ORDER BY p.updated_us DESC, p.uid_hi DESC, p.uid_lo DESC" + d.limit_clause();
+}
+
+// One key range per listed time inside (user, term): the primary key's IN-list seek on every
+// backend (a row-value IN over the whole key is not used as one by SQLite).
+std::string postings_at_sql(std::size_t times) {
+    std::string sql = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM "
+                      "postings p WHERE p.user_id = :u AND p.term = :t AND p.updated_us IN (";
+    for (std::size_t i = 0; i < times; ++i) sql += (i ? ", :a" : ":a") + std::to_string(i);
+    return sql + ")";
+}
+
+
 soci::statement& SearchStmts::postings(int collections, bool by_collection, bool filtered) {
     const int key = by_collection ? 10 : !filtered && collections == 0 ? 18 : 5 + std::min(collections, 2);
     return lazy(key, [&] {
-        std::string sql;
-        if (by_collection) {
-            sql = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM note_collections nc " +
-                  d.ordered_join() + " postings p ON p.user_id = :u AND p.term = :t AND p.updated_us = "
-                  "nc.updated_us AND p.note_id = nc.note_id WHERE nc.collection_id = :coll AND "
-                  "nc.updated_us >= :umin AND nc.updated_us <= :umax AND nc.created_us >= :cmin "
-                  "AND nc.created_us <= :cmax AND (:mask = 0 OR (nc.flags & :mask2) <> 0) "
-                  "ORDER BY nc.updated_us DESC, nc.note_uuid DESC" + d.limit_clause();
-        } else {
-            sql = std::string("SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM "
-                              "postings p WHERE p.user_id = :u AND p.term = :t") +
-                  (key == 18 ? "" : kFilters);
-            if (collections == 1) {
-                sql += " AND EXISTS (SELECT 1 FROM note_collections nc WHERE nc.note_id = "
-                       "p.note_id AND nc.collection_id = :c0)";
-            } else if (collections > 1) {
-                sql += " AND EXISTS (SELECT 1 FROM note_collections nc WHERE nc.note_id = "
-                       "p.note_id AND nc.collection_id IN (";
-                for (int i = 0; i < kMaxCollectionFilter; ++i)
-                    sql += (i ? ", :c" : ":c") + std::to_string(i);
-                sql += "))";
-            }
-            sql += " ORDER BY p.updated_us DESC, p.uid_hi DESC, p.uid_lo DESC" + d.limit_clause();
-        }
-        Prep q(s, sql);
+        Prep q(s, postings_sql(d, collections, by_collection, filtered));
         q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens).out(o_pos);
         q.in(p.u, "u").in(p.term, "t").in(p.coll, "coll").in(p.umin, "umin").in(p.umax, "umax")
             .in(p.cmin, "cmin").in(p.cmax, "cmax").in(p.mask, "mask").in(p.mask2, "mask2")
@@ -185,14 +194,9 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection, bool
     });
 }
 
-// One key range per listed time inside (user, term): the primary key's IN-list seek on every
-// backend (a row-value IN over the whole key is not used as one by SQLite).
 soci::statement& SearchStmts::postings_at() {
     return lazy(17, [&] {
-        std::string sql = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM "
-                          "postings p WHERE p.user_id = :u AND p.term = :t AND p.updated_us IN (";
-        for (std::size_t i = 0; i < p.at.size(); ++i) sql += (i ? ", :a" : ":a") + std::to_string(i);
-        Prep q(s, sql + ")");
+        Prep q(s, postings_at_sql(p.at.size()));
         q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens).out(o_pos);
         q.in(p.u, "u").in(p.term, "t");
         std::vector<std::string> names(p.at.size());
@@ -202,6 +206,27 @@ soci::statement& SearchStmts::postings_at() {
         }
         return q.done();
     });
+}
+
+void SearchStmts::sqlite_postings(bool filtered, std::vector<TermPosting>& out) {
+    std::unique_ptr<SqliteScan>& scan = filtered ? scan_filtered : scan_all;
+    if (!scan) scan = std::make_unique<SqliteScan>(s, postings_sql(d, 0, false, filtered));
+    scan->bind(":u", p.u);
+    scan->bind(":t", p.term);
+    scan->bind(":lim", p.lim);
+    for (auto [name, v] : {std::pair{":umin", p.umin}, {":umax", p.umax}, {":cmin", p.cmin},
+                           {":cmax", p.cmax}, {":mask", p.mask}, {":mask2", p.mask2}})
+        scan->bind(name, v);
+    scan->read_postings(out);
+}
+
+void SearchStmts::sqlite_postings_at(std::vector<TermPosting>& out) {
+    if (!scan_at) scan_at = std::make_unique<SqliteScan>(s, postings_at_sql(p.at.size()));
+    scan_at->bind(":u", p.u);
+    scan_at->bind(":t", p.term);
+    for (std::size_t i = 0; i < p.at.size(); ++i)
+        scan_at->bind((":a" + std::to_string(i)).c_str(), p.at[i]);
+    scan_at->read_postings(out);
 }
 
 soci::statement& SearchStmts::indexed() {
@@ -328,6 +353,10 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
         const bool filtered = f.flags_any != 0 || f.created.min_us != kMinTime ||
                               f.created.max_us != kMaxTime || f.updated.min_us != kMinTime ||
                               f.updated.max_us != kMaxTime;
+        if (q.sqlite) {
+            q.sqlite_postings(filtered, out);
+            return out;
+        }
         soci::statement& st = q.postings(0, false, filtered);
         st.execute();
         while (st.fetch()) out.push_back(q.posting());
@@ -377,6 +406,10 @@ std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::st
         for (std::size_t i = 0; i < q.p.at.size(); ++i)
             q.p.at[i] = updated_us[i < updated_us.size() ? i : 0];  // padding repeats a listed time
         std::vector<TermPosting> out;
+        if (q.sqlite) {
+            q.sqlite_postings_at(out);
+            return out;
+        }
         soci::statement& st = q.postings_at();
         st.execute();
         while (st.fetch()) out.push_back(q.posting());

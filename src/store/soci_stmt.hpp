@@ -12,6 +12,7 @@
 
 #include "errors.hpp"
 #include "store/soci_store.hpp"
+#include "store/sqlite_scan.hpp"
 #include "util.hpp"
 
 namespace notesd {
@@ -264,6 +265,10 @@ struct SearchStmts {
     soci::statement& postings(int collections, bool by_collection, bool filtered = true);
     /// The rows of :t whose updated_us is one of p.at (postings_at).
     soci::statement& postings_at();
+    /// SQLite only (sqlite_scan.hpp): postings(0, false, filtered) and postings_at() bound from
+    /// p and read into out without SOCI's per-row exchange.
+    void sqlite_postings(bool filtered, std::vector<TermPosting>& out);
+    void sqlite_postings_at(std::vector<TermPosting>& out);
     soci::statement& indexed();
     soci::statement& hit(bool with_content);
     soci::statement& snapshot_insert();
@@ -287,6 +292,8 @@ struct SearchStmts {
     SnapshotRecord snap;
     std::string snap_ids;
     std::map<int, soci::statement> variants;
+    const bool sqlite = is_sqlite_session(s);
+    std::unique_ptr<SqliteScan> scan_all, scan_filtered, scan_at;
 
 private:
     template <class Build>

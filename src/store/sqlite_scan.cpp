@@ -1,0 +1,84 @@
+#include "store/sqlite_scan.hpp"
+
+#include <soci/soci.h>
+#include <soci/sqlite3/soci-sqlite3.h>  // declares sqlite3.h in namespace sqlite_api
+
+#include <cstring>
+#include <typeinfo>
+
+#include "store/soci_stmt.hpp"
+
+namespace notesd::detail {
+namespace lite = sqlite_api;
+
+namespace {
+
+lite::sqlite3* connection(soci::session& s) {
+    if (!is_sqlite_session(s)) throw std::logic_error("SqliteScan on a session that is not SQLite");
+    return static_cast<soci::sqlite3_session_backend*>(s.get_backend())->conn_;
+}
+
+}  // namespace
+
+bool is_sqlite_session(soci::session& s) {
+    // libsoci_sqlite3 exports no typeinfo (see end_read): compare the dynamic type's name.
+    soci::details::session_backend* b = s.get_backend();
+    return b && std::strcmp(typeid(*b).name(), "N4soci23sqlite3_session_backendE") == 0;
+}
+
+SqliteScan::SqliteScan(soci::session& s, const std::string& sql) {
+    lite::sqlite3* db = connection(s);
+    db_ = db;
+    lite::sqlite3_stmt* st = nullptr;
+    const int rc = lite::sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size()),
+                                            SQLITE_PREPARE_PERSISTENT, &st, nullptr);
+    if (rc != SQLITE_OK) fail(rc);
+    st_ = st;
+}
+
+SqliteScan::~SqliteScan() { lite::sqlite3_finalize(static_cast<lite::sqlite3_stmt*>(st_)); }
+
+void SqliteScan::bind(const char* name, long long value) {
+    auto* st = static_cast<lite::sqlite3_stmt*>(st_);
+    if (const int i = lite::sqlite3_bind_parameter_index(st, name); i > 0)
+        if (const int rc = lite::sqlite3_bind_int64(st, i, value); rc != SQLITE_OK) fail(rc);
+}
+
+void SqliteScan::bind(const char* name, const std::string& text) {
+    auto* st = static_cast<lite::sqlite3_stmt*>(st_);
+    if (const int i = lite::sqlite3_bind_parameter_index(st, name); i > 0)
+        if (const int rc = lite::sqlite3_bind_text(st, i, text.data(), static_cast<int>(text.size()),
+                                                   SQLITE_STATIC);
+            rc != SQLITE_OK)
+            fail(rc);
+}
+
+void SqliteScan::read_postings(std::vector<TermPosting>& out) {
+    auto* st = static_cast<lite::sqlite3_stmt*>(st_);
+    int rc = 0;
+    while ((rc = lite::sqlite3_step(st)) == SQLITE_ROW) {
+        TermPosting p;
+        p.uid_hi = lite::sqlite3_column_int64(st, 0);
+        p.uid_lo = lite::sqlite3_column_int64(st, 1);
+        p.updated_us = lite::sqlite3_column_int64(st, 2);
+        const long long tfs = lite::sqlite3_column_int64(st, 3);
+        const long long lens = lite::sqlite3_column_int64(st, 4);
+        p.title_tf = static_cast<int>(pair_first(tfs));
+        p.body_tf = static_cast<int>(pair_second(tfs));
+        p.title_len = static_cast<int>(pair_first(lens));
+        p.body_len = static_cast<int>(pair_second(lens));
+        if (const unsigned char* pos = lite::sqlite3_column_text(st, 5))
+            p.positions.assign(reinterpret_cast<const char*>(pos),
+                               static_cast<std::size_t>(lite::sqlite3_column_bytes(st, 5)));
+        out.push_back(std::move(p));
+    }
+    lite::sqlite3_reset(st);
+    if (rc != SQLITE_DONE) fail(rc);
+}
+
+void SqliteScan::fail(int rc) const {
+    const char* msg = lite::sqlite3_errmsg(static_cast<lite::sqlite3*>(db_));
+    throw soci::sqlite3_soci_error(std::string("sqlite3: ") + (msg ? msg : "error"), rc);
+}
+
+}  // namespace notesd::detail
