@@ -51,11 +51,13 @@ public:
             auto it = ids_.find(t.term);
             if (it != ids_.end()) return it->second;
             if (!prefix_.empty() && t.surface.compare(0, prefix_.size(), prefix_) == 0)
-                return prefix_id_;
+                return static_cast<int>(ids_.size());  // the prefix's id
         }
         return -1;
     }
     bool empty() const { return ids_.empty() && prefix_.empty(); }
+    /// match() answers -1 or an id below this.
+    std::size_t kinds() const { return ids_.size() + 1; }
 
 private:
     void add(const std::string& t) {
@@ -82,7 +84,6 @@ private:
     std::unordered_map<std::string, int> ids_;
     std::set<unsigned char> first_bytes_;
     std::string prefix_;
-    int prefix_id_ = 1000;
 };
 
 std::vector<std::string_view> split_words(std::string_view text, std::size_t max_words) {
@@ -284,18 +285,19 @@ std::string query_snippet(std::string_view plain_text, const ParsedQuery& query)
         any = any || hit[i] >= 0;
     }
     if (!any) return {};
-    // The window with the most distinct matched terms (then the most matches), earliest first.
+    // The window with the most distinct matched terms (then the most matches), earliest first:
+    // windows of kSnippetWindowWords starting at a match, counted as the window slides.
+    std::vector<int> in_window(matcher.kinds(), 0);
     std::size_t best_start = 0, best_distinct = 0, best_total = 0;
+    std::size_t distinct = 0, total = 0, end = 0;
     for (std::size_t start = 0; start < words.size(); ++start) {
+        for (; end < words.size() && end < start + kSnippetWindowWords; ++end)
+            if (hit[end] >= 0) distinct += in_window[static_cast<std::size_t>(hit[end])]++ == 0, ++total;
         if (hit[start] < 0) continue;
-        std::set<int> distinct;
-        std::size_t total = 0;
-        for (std::size_t k = start; k < words.size() && k < start + kSnippetWindowWords; ++k)
-            if (hit[k] >= 0) distinct.insert(hit[k]), ++total;
-        if (distinct.size() > best_distinct ||
-            (distinct.size() == best_distinct && total > best_total)) {
-            best_start = start, best_distinct = distinct.size(), best_total = total;
-        }
+        if (distinct > best_distinct || (distinct == best_distinct && total > best_total))
+            best_start = start, best_distinct = distinct, best_total = total;
+        distinct -= --in_window[static_cast<std::size_t>(hit[start])] == 0;
+        --total;
     }
     std::size_t from = best_start > kSnippetLeadWords ? best_start - kSnippetLeadWords : 0;
     std::string_view first = words[from];

@@ -9,6 +9,7 @@
 
 #include "positions.hpp"
 #include "rank.hpp"
+#include "search.hpp"
 
 using namespace notesd;
 
@@ -413,6 +414,29 @@ BOOST_AUTO_TEST_CASE(positions_round_trip_and_reject_what_does_not_fit) {
     many.pop_back();
     BOOST_REQUIRE(decode_positions(encode_positions({}, many), 0, static_cast<int>(many.size()), t, b));
     BOOST_CHECK(b == many);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(snippets)
+
+// The passage around the window of 24 words with the most distinct query terms (then the most
+// matches, then the earliest), a few words of context before it, ellipsis when cut.
+BOOST_AUTO_TEST_CASE(snippet_picks_the_densest_window) {
+    std::string filler;
+    for (int i = 0; i < 40; ++i) filler += "lorem ";
+    const std::string text = "alpha at the start " + filler + "then beta and gamma and alpha together " +
+                             filler + "gamma gamma gamma alone";
+    const std::string s = query_snippet(text, parse_query("alpha beta gamma"));
+    BOOST_CHECK_EQUAL(s.rfind("\xE2\x80\xA6lorem lorem then beta and gamma and alpha together", 0), 0u);
+    // one distinct term everywhere: the earliest window with the most matches
+    const std::string g = query_snippet(text, parse_query("gamma"));
+    BOOST_CHECK_EQUAL(g.rfind("\xE2\x80\xA6lorem lorem lorem gamma gamma gamma alone", 0), 0u);
+    // the last query word counts as a prefix
+    BOOST_CHECK_EQUAL(query_snippet("nothing here but together", parse_query("toge")).find("together") !=
+                          std::string::npos, true);
+    BOOST_CHECK_EQUAL(query_snippet(text, parse_query("zzz")), "");
+    BOOST_CHECK_EQUAL(query_snippet("alpha first", parse_query("alpha")), "alpha first");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
