@@ -345,6 +345,14 @@ struct PairHash {
     }
 };
 
+// A well-spread hash of a note's uuid halves (splitmix64's finaliser over both).
+std::size_t mix_halves(long long hi, long long lo) {
+    std::uint64_t x = static_cast<std::uint64_t>(hi) * 0x9E3779B97F4A7C15ULL ^ static_cast<std::uint64_t>(lo);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return static_cast<std::size_t>(x ^ (x >> 31));
+}
+
 }  // namespace
 
 // What scoring reads of one note, from its stored terms (scan) or its postings (Candidate).
@@ -585,17 +593,34 @@ std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>
                      [&](std::size_t a, std::size_t b) { return units[a].clause < units[b].clause; });
     // a clause counts once per note (its best unit), and clauses add up in clause order so the
     // floating sum is the same whatever order the postings arrived in
-    std::unordered_map<std::pair<long long, long long>, std::uint32_t, PairHash> index;
+    std::size_t total = 0;
+    for (std::size_t u = 0; u < n_units; ++u) total += postings[u].size();
     std::vector<Entry> entries;
     std::vector<Hit> hits;
+    entries.reserve(total);
+    hits.reserve(total);
+    // note -> entry: open addressing over at least twice as many slots as postings
+    std::size_t slots = 16;
+    while (slots < 2 * total) slots <<= 1;
+    std::vector<std::uint32_t> table(slots, UINT32_MAX);
+    auto entry_of = [&](const Posting& p) -> Entry& {
+        std::size_t i = mix_halves(p.uid_hi, p.uid_lo) & (slots - 1);
+        for (;; i = (i + 1) & (slots - 1)) {
+            const std::uint32_t at = table[i];
+            if (at == UINT32_MAX) {
+                table[i] = static_cast<std::uint32_t>(entries.size());
+                entries.push_back(Entry{&p});
+                return entries.back();
+            }
+            if (entries[at].first->uid_hi == p.uid_hi && entries[at].first->uid_lo == p.uid_lo)
+                return entries[at];
+        }
+    };
     for (std::size_t u : order) {
         const RetrievalUnit& unit = units[u];
         const int term = term_index(unit.term);
         for (const Posting& p : postings[u]) {
-            auto [it, fresh] = index.try_emplace({p.uid_hi, p.uid_lo},
-                                                 static_cast<std::uint32_t>(entries.size()));
-            if (fresh) entries.push_back(Entry{&p});
-            Entry& e = entries[it->second];
+            Entry& e = entry_of(p);
             if (e.clause != unit.clause) {
                 e.pre += e.pending;
                 e.clause = unit.clause;
