@@ -15,10 +15,17 @@ App::App(const Config& cfg)
 
 App::~App() = default;
 
+void App::after_response() noexcept {
+    if (store_) store_->housekeeping();
+}
+
 Store& App::store() {
     if (!store_) {
         try {
-            store_ = open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
+            std::unique_ptr<Store> s =
+                open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
+            s->defer_housekeeping();  // the worker calls after_response between requests
+            store_ = std::move(s);
         } catch (const StoreUnavailable&) {
             throw;
         } catch (const std::exception& e) {

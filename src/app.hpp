@@ -19,6 +19,8 @@ public:
     App& operator=(const App&) = delete;
     /// Never throws: every failure becomes a JSON error response.
     HttpResponse handle(const HttpRequest& req);
+    /// Work left for after a response is sent (the store's housekeeping); never throws.
+    void after_response() noexcept;
 
 private:
     Store& store();

@@ -153,6 +153,7 @@ void handle_one(const Config& cfg, App& app, FcgiEndpoint& ep) {
     }  // FCGX_Finish_r: nginx has the whole response before we spend time on logging
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::steady_clock::now() - t0).count();
+    app.after_response();  // e.g. a WAL checkpoint, no longer in some request's path
     if (!delivered) log_event(LogLevel::warn, request_id, "client went away before the response");
     log_event(resp.status >= 500 ? LogLevel::warn : LogLevel::info, request_id, "request",
               {{"method", method}, {"path", path}, {"status", resp.status},

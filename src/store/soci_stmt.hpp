@@ -12,7 +12,7 @@
 
 #include "errors.hpp"
 #include "store/soci_store.hpp"
-#include "store/sqlite_scan.hpp"
+#include "store/sqlite_direct.hpp"
 #include "util.hpp"
 
 namespace notesd {
@@ -265,7 +265,7 @@ struct SearchStmts {
     soci::statement& postings(int collections, bool by_collection, bool filtered = true);
     /// The rows of :t whose updated_us is one of p.at (postings_at).
     soci::statement& postings_at();
-    /// SQLite only (sqlite_scan.hpp): postings(0, false, filtered) and postings_at() bound from
+    /// SQLite only (sqlite_direct.hpp): postings(0, false, filtered) and postings_at() bound from
     /// p and read into out without SOCI's per-row exchange.
     void sqlite_postings(bool filtered, std::vector<TermPosting>& out);
     void sqlite_postings_at(std::vector<TermPosting>& out);
@@ -323,7 +323,7 @@ auto SociStore::guarded(const char* op, F&& f) -> decltype(f()) {
     try {
         if (lost_) {
             sql_.reconnect();
-            for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
+            setup_session();
             lost_ = false;
         }
         return f();

@@ -125,7 +125,29 @@ SociStore::~SociStore() = default;
 
 void SociStore::connect() {
     sql_.open(dialect_->factory(), target_.soci_params);
+    setup_session();
+}
+
+void SociStore::setup_session() {
     for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
+    if (target_.backend == Backend::Sqlite) {
+        lite_.busy_timeout_ms = target_.busy_timeout_ms;
+        detail::tune_sqlite_session(sql_, lite_);
+    }
+}
+
+void SociStore::defer_housekeeping() {
+    if (target_.backend != Backend::Sqlite || lite_.defer_checkpoints) return;
+    lite_.defer_checkpoints = true;
+    guarded("defer_housekeeping", [&] { detail::tune_sqlite_session(sql_, lite_); });
+}
+
+void SociStore::housekeeping() noexcept {
+    if (lost_ || reading_) return;
+    try {
+        detail::checkpoint_if_due(sql_, lite_, kCheckpointPages);
+    } catch (...) {
+    }
 }
 
 void SociStore::drop_statements() {

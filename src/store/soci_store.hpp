@@ -8,6 +8,7 @@
 
 #include "store/dialect.hpp"
 #include "store/migrations.hpp"
+#include "store/sqlite_direct.hpp"
 #include "store/store.hpp"
 
 namespace notesd {
@@ -60,6 +61,8 @@ public:
     int purge_snapshots(long long now_us, int max_rows) override;
     void begin_read() override;
     void end_read() noexcept override;
+    void defer_housekeeping() override;
+    void housekeeping() noexcept override;
 
     void migrate() override;
     int schema_version() override;
@@ -85,6 +88,11 @@ private:
     template <class F>
     auto guarded(const char* op, F&& f) -> decltype(f());
     void connect();
+    /// The dialect's session statements and, on SQLite, the connection's tuning (after every
+    /// connect and reconnect).
+    void setup_session();
+    /// WAL size at which housekeeping checkpoints (SQLite's own automatic threshold).
+    static constexpr int kCheckpointPages = 1000;
     void drop_statements();
     detail::ReadStmts& reads();
     detail::WriteStmts& writes();
@@ -121,6 +129,7 @@ private:
     soci::session sql_;
     bool lost_ = false;
     bool reading_ = false;  // inside begin_read (SQLite)
+    detail::SqliteTuning lite_;  // SQLite: lock waits and checkpoints (sqlite_direct.hpp)
     std::unique_ptr<detail::ReadStmts> reads_;
     std::unique_ptr<detail::WriteStmts> writes_;
     std::unique_ptr<detail::SearchStmts> search_;

@@ -69,6 +69,12 @@ public:
     virtual void begin_read() {}
     virtual void end_read() noexcept {}
 
+    /// For a process that calls housekeeping() between requests (a notesd worker): work that
+    /// need not delay a response is left for it (SQLite: WAL checkpoints). Others never call it.
+    virtual void defer_housekeeping() {}
+    /// That deferred work, after a response is sent; never throws.
+    virtual void housekeeping() noexcept {}
+
     // --- administration (notesctl) ---
     virtual void migrate() = 0;
     virtual int schema_version() = 0;

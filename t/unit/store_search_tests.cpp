@@ -18,7 +18,7 @@
 #include "store/dialect.hpp"
 #include "positions.hpp"
 #include "store/migrations.hpp"
-#include "store/sqlite_scan.hpp"
+#include "store/sqlite_direct.hpp"
 #include "store/store.hpp"
 #include "util.hpp"
 
@@ -491,7 +491,7 @@ BOOST_FIXTURE_TEST_CASE(postings_at_looks_up_rows_by_time, SearchFixture) {
     BOOST_CHECK_EQUAL(store->postings_at(other, "file", {100, 200}).size(), 1u);
     BOOST_CHECK_THROW(store->postings_at(u, "file", std::vector<long long>(kPostingsAtMax + 1, 100)),
                       std::invalid_argument);
-    // On SQLite these rows came through the direct scan (sqlite_scan.hpp), elsewhere through SOCI.
+    // On SQLite these rows came through the direct scan (sqlite_direct.hpp), elsewhere through SOCI.
     auto db = raw();
     BOOST_CHECK_EQUAL(detail::is_sqlite_session(*db),
                       parse_connection_string(conn).backend == Backend::Sqlite);

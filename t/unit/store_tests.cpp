@@ -12,6 +12,8 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
+#include <chrono>
 
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>
@@ -512,6 +514,66 @@ BOOST_FIXTURE_TEST_CASE(busy_database_is_unavailable, StoreFixture) {
     }
     raw << "ROLLBACK";
     BOOST_CHECK(other->write_batch(u, {}, {note(new_uuid(), 1, 1)})[0] == WriteOutcome::Inserted);
+}
+
+// A worker's store (defer_housekeeping) never checkpoints while committing: the WAL keeps the
+// new pages and the database file does not grow until housekeeping() runs after a response.
+BOOST_FIXTURE_TEST_CASE(sqlite_checkpoints_wait_for_housekeeping, StoreFixture) {
+    if (!sqlite()) return;  // SQLite's WAL only; the server backends have nothing deferred
+    std::unique_ptr<Store> worker = open_store(conn);
+    worker->defer_housekeeping();
+    const long long u = user("wal");
+    const std::string file = dir + "/test.db";
+    store.reset();  // only the worker's connection writes from here
+    auto size_of = [](const std::string& path) {
+        FILE* f = std::fopen(path.c_str(), "rb");
+        if (!f) return -1L;
+        std::fseek(f, 0, SEEK_END);
+        const long n = std::ftell(f);
+        std::fclose(f);
+        return n;
+    };
+    const long before = size_of(file);
+    for (int batch = 0; batch < 40; ++batch) {  // well over 1,000 pages of notes
+        std::vector<NoteInput> notes;
+        for (int i = 0; i < 50; ++i) {
+            NoteInput n = note(new_uuid(), 1000 + i, 2000 + batch * 50 + i);
+            n.content.append(2000, 'x');
+            notes.push_back(n);
+        }
+        worker->write_batch(u, {}, notes);
+    }
+    BOOST_CHECK_EQUAL(size_of(file), before);                   // all of it still in the WAL
+    BOOST_CHECK_GT(size_of(file + "-wal"), 1000L * 4096);
+    worker->housekeeping();
+    BOOST_CHECK_GT(size_of(file), before + 1000L * 4096);      // checkpointed into the file
+    BOOST_CHECK_EQUAL(worker->find_user(std::to_string(u))->note_count, 2000);
+    worker->housekeeping();  // nothing due: a no-op
+}
+
+// Two connections writing at the same moment: the second waits in short steps for the first
+// one's lock and commits well within its timeout, or gives up with StoreUnavailable after it.
+BOOST_FIXTURE_TEST_CASE(sqlite_lock_waits_are_short_and_bounded, StoreFixture) {
+    if (!sqlite()) return;
+    const long long u = user("busy");
+    std::unique_ptr<Store> other = open_store(conn + " timeout=1");
+    soci::session holder(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/test.db");
+    holder << "BEGIN IMMEDIATE";  // the write lock
+    const auto t0 = std::chrono::steady_clock::now();
+    BOOST_CHECK_THROW(other->write_batch(u, {}, {note(new_uuid(), 1, 2)}), StoreUnavailable);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    BOOST_CHECK_GE(waited, 0.9);  // the configured second, not SQLite's first sleeps
+    BOOST_CHECK_LT(waited, 3.0);
+    holder << "COMMIT";
+    std::thread release;
+    holder << "BEGIN IMMEDIATE";
+    release = std::thread([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        holder << "COMMIT";
+    });
+    other->write_batch(u, {}, {note(new_uuid(), 1, 3)});  // waits ~20 ms, then writes
+    release.join();
+    BOOST_CHECK_EQUAL(other->find_user(std::to_string(u))->note_count, 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

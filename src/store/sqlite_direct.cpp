@@ -1,7 +1,9 @@
-#include "store/sqlite_scan.hpp"
+#include "store/sqlite_direct.hpp"
 
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>  // declares sqlite3.h in namespace sqlite_api
+
+#include <unistd.h>
 
 #include <cstring>
 #include <typeinfo>
@@ -18,7 +20,38 @@ lite::sqlite3* connection(soci::session& s) {
     return static_cast<soci::sqlite3_session_backend*>(s.get_backend())->conn_;
 }
 
+int busy_wait(void* ctx, int retries) {
+    const auto* t = static_cast<const SqliteTuning*>(ctx);
+    const long long waited_us = retries < 20 ? 50LL * retries : 1000 + 500LL * (retries - 20);
+    if (waited_us >= 1000LL * t->busy_timeout_ms) return 0;  // SQLITE_BUSY to the caller
+    usleep(retries < 20 ? 50 : 500);
+    return 1;
+}
+
+int record_wal_size(void* ctx, lite::sqlite3*, const char*, int pages) {
+    static_cast<SqliteTuning*>(ctx)->wal_pages = pages;
+    return SQLITE_OK;
+}
+
 }  // namespace
+
+void tune_sqlite_session(soci::session& s, SqliteTuning& t) {
+    lite::sqlite3* db = connection(s);
+    lite::sqlite3_busy_handler(db, busy_wait, &t);
+    if (t.defer_checkpoints) lite::sqlite3_wal_hook(db, record_wal_size, &t);  // replaces auto
+    t.wal_pages = 0;
+}
+
+void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages) {
+    if (!t.defer_checkpoints || t.wal_pages < min_pages || !is_sqlite_session(s)) return;
+    int log = 0, done = 0;
+    lite::sqlite3* db = connection(s);
+    if (lite::sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done) ==
+        SQLITE_OK)
+        t.wal_pages = log > done ? log - done : 0;  // frames still waiting for a reader to move on
+    else
+        t.wal_pages = 0;  // busy: the next commit reports the size again
+}
 
 bool is_sqlite_session(soci::session& s) {
     // libsoci_sqlite3 exports no typeinfo (see end_read): compare the dynamic type's name.

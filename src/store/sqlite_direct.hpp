@@ -1,0 +1,67 @@
+// What SociStore does through SQLite's own API, on the connection of a SOCI session.
+//
+// SqliteScan: the candidate postings scans. A search reads up to 20,000 postings rows per
+// query word; SOCI's per-row exchange of six typed values cost about as much as SQLite's own
+// decoding of the row (doc/benchmarks.md). The statement is finalized with the statement cache
+// that owns it (SociStore drops that cache on every database error, before any reconnect).
+//
+// SqliteTuning: how the connection waits for a lock and when it checkpoints (see below).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+
+namespace soci {
+class session;
+}
+
+namespace notesd::detail {
+
+class SqliteScan {
+public:
+    /// Prepares `sql` (its result columns: uid_hi, uid_lo, updated_us, tfs, lens, pos) on the
+    /// session's SQLite connection; the session must be SQLite (is_sqlite_session).
+    SqliteScan(soci::session& s, const std::string& sql);
+    ~SqliteScan();
+    SqliteScan(const SqliteScan&) = delete;
+    SqliteScan& operator=(const SqliteScan&) = delete;
+
+    /// Binds a named parameter (":u") when the statement has it. Text is not copied: it must
+    /// stay unchanged until read_postings returns.
+    void bind(const char* name, long long value);
+    void bind(const char* name, const std::string& text);
+    /// Runs the statement and appends its rows; throws soci::sqlite3_soci_error on failure.
+    void read_postings(std::vector<TermPosting>& out);
+
+private:
+    [[noreturn]] void fail(int rc) const;
+    void* db_ = nullptr;  // sqlite3*
+    void* st_ = nullptr;  // sqlite3_stmt*
+};
+
+/// Whether the session's backend is SOCI's SQLite one.
+bool is_sqlite_session(soci::session& s);
+
+/// Lock waits and checkpoints of one SQLite connection; must outlive the connection's use.
+///  - Busy: retries every 50 us for the first millisecond, then every 500 us, until
+///    busy_timeout_ms. SQLite's own handler sleeps 1, 2, 5, 10... ms, so two workers writing
+///    a snapshot at the same moment turned a 60 us wait into milliseconds.
+///  - defer_checkpoints: the connection stops checkpointing the WAL when it commits (SQLite
+///    does so every 1,000 pages, in whichever request commits then, fsync included: up to
+///    ~90 ms measured) and records the WAL's size instead; checkpoint_if_due, called after a
+///    response is sent, does the work.
+struct SqliteTuning {
+    int busy_timeout_ms = 5000;
+    bool defer_checkpoints = false;
+    int wal_pages = 0;  ///< the WAL's size at this connection's last commit
+};
+
+/// Installs the busy handler and, with defer_checkpoints, the WAL hook (again after every
+/// reconnect).
+void tune_sqlite_session(soci::session& s, SqliteTuning& t);
+
+/// A passive checkpoint (it waits for no one) when the WAL has reached min_pages; never throws.
+void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages);
+
+}  // namespace notesd::detail
