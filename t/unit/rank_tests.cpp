@@ -263,7 +263,7 @@ namespace {
 
 // A posting of note n<k>: its uuid halves order like the ids "n1" < "n2" < ...
 Posting posting(long long k, long long updated, int tt = 0, int tb = 1, int lt = 1, int lb = 10) {
-    return Posting{k, 0, updated, tt, tb, lt, lb};
+    return Posting{k, 0, updated, tt, tb, lt, lb, {}};
 }
 
 std::vector<long long> note_numbers(const std::vector<Candidate>& v) {
