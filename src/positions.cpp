@@ -12,7 +12,7 @@ void put_gaps(std::string& out, const std::vector<int>& positions) {
     }
 }
 
-// One field's list up to `end`; false unless it holds exactly `count` ascending positions.
+// One field's gaps into positions; false unless `text` holds exactly `count` ascending ones.
 bool get_gaps(std::string_view text, int count, std::vector<int>& out) {
     out.clear();
     if (count < 0) return false;

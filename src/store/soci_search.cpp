@@ -176,7 +176,6 @@ std::string postings_at_sql(std::size_t times) {
     return sql + ")";
 }
 
-
 soci::statement& SearchStmts::postings(int collections, bool by_collection, bool filtered) {
     const int key = by_collection ? 10 : !filtered && collections == 0 ? 18 : 5 + std::min(collections, 2);
     return lazy(key, [&] {
@@ -350,9 +349,8 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
         set_filter(q.p, f);
         if (!colls.empty()) return postings_in_collections(colls, coll_notes, limit);
         // no bound and no flag: the scan skips the filter columns (most searches)
-        const bool filtered = f.flags_any != 0 || f.created.min_us != kMinTime ||
-                              f.created.max_us != kMaxTime || f.updated.min_us != kMinTime ||
-                              f.updated.max_us != kMaxTime;
+        const bool filtered =
+            f.flags_any != 0 || !(f.created == TimeRange{}) || !(f.updated == TimeRange{});
         if (q.sqlite) {
             q.sqlite_postings(filtered, out);
             return out;

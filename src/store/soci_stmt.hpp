@@ -211,6 +211,14 @@ inline long long pack_pair(long long first, long long second) {
 inline long long pair_first(long long packed) { return packed >> 32; }
 inline long long pair_second(long long packed) { return packed & 0xffffffffLL; }
 
+/// A postings row (uid_hi, uid_lo, updated_us, tfs, lens, pos) as the ranker reads it.
+inline TermPosting unpack_posting(long long hi, long long lo, long long updated, long long tfs,
+                                  long long lens, std::string pos) {
+    return TermPosting{hi, lo, updated, static_cast<int>(pair_first(tfs)),
+                       static_cast<int>(pair_second(tfs)), static_cast<int>(pair_first(lens)),
+                       static_cast<int>(pair_second(lens)), std::move(pos)};
+}
+
 /// A postings row's key within one user: the candidate order (term, updated_us, uuid).
 struct PostingKey {
     std::string term;
@@ -275,11 +283,7 @@ struct SearchStmts {
     soci::statement& snapshot_find();
     soci::statement& snapshot_purge();
     /// The postings row just fetched by postings().
-    TermPosting posting() const {
-        return TermPosting{o_hi, o_lo, o_updated, static_cast<int>(pair_first(o_tfs)),
-                           static_cast<int>(pair_second(o_tfs)), static_cast<int>(pair_first(o_lens)),
-                           static_cast<int>(pair_second(o_lens)), o_pos};
-    }
+    TermPosting posting() const { return unpack_posting(o_hi, o_lo, o_updated, o_tfs, o_lens, o_pos); }
 
     soci::session& s;
     const Dialect& d;

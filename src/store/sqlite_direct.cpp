@@ -16,7 +16,7 @@ namespace lite = sqlite_api;
 namespace {
 
 lite::sqlite3* connection(soci::session& s) {
-    if (!is_sqlite_session(s)) throw std::logic_error("SqliteScan on a session that is not SQLite");
+    if (!is_sqlite_session(s)) throw std::logic_error("SQLite API used on a session that is not SQLite");
     return static_cast<soci::sqlite3_session_backend*>(s.get_backend())->conn_;
 }
 
@@ -43,7 +43,7 @@ void tune_sqlite_session(soci::session& s, SqliteTuning& t) {
 }
 
 void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages) {
-    if (!t.defer_checkpoints || t.wal_pages < min_pages || !is_sqlite_session(s)) return;
+    if (!t.defer_checkpoints || t.wal_pages < min_pages) return;  // only SQLite defers
     int log = 0, done = 0;
     lite::sqlite3* db = connection(s);
     if (lite::sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done) ==
@@ -90,20 +90,13 @@ void SqliteScan::read_postings(std::vector<TermPosting>& out) {
     auto* st = static_cast<lite::sqlite3_stmt*>(st_);
     int rc = 0;
     while ((rc = lite::sqlite3_step(st)) == SQLITE_ROW) {
-        TermPosting p;
-        p.uid_hi = lite::sqlite3_column_int64(st, 0);
-        p.uid_lo = lite::sqlite3_column_int64(st, 1);
-        p.updated_us = lite::sqlite3_column_int64(st, 2);
-        const long long tfs = lite::sqlite3_column_int64(st, 3);
-        const long long lens = lite::sqlite3_column_int64(st, 4);
-        p.title_tf = static_cast<int>(pair_first(tfs));
-        p.body_tf = static_cast<int>(pair_second(tfs));
-        p.title_len = static_cast<int>(pair_first(lens));
-        p.body_len = static_cast<int>(pair_second(lens));
-        if (const unsigned char* pos = lite::sqlite3_column_text(st, 5))
-            p.positions.assign(reinterpret_cast<const char*>(pos),
-                               static_cast<std::size_t>(lite::sqlite3_column_bytes(st, 5)));
-        out.push_back(std::move(p));
+        const auto* pos = reinterpret_cast<const char*>(lite::sqlite3_column_text(st, 5));
+        out.push_back(unpack_posting(
+            lite::sqlite3_column_int64(st, 0), lite::sqlite3_column_int64(st, 1),
+            lite::sqlite3_column_int64(st, 2), lite::sqlite3_column_int64(st, 3),
+            lite::sqlite3_column_int64(st, 4),
+            pos ? std::string(pos, static_cast<std::size_t>(lite::sqlite3_column_bytes(st, 5)))
+                : std::string()));
     }
     lite::sqlite3_reset(st);
     if (rc != SQLITE_DONE) fail(rc);
