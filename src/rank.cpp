@@ -339,12 +339,6 @@ bool Ranker::has_all(const FieldStats& f, const std::vector<int>& seq) {
 
 namespace {
 
-struct PairHash {
-    std::size_t operator()(const std::pair<long long, long long>& k) const {
-        return std::hash<long long>()(k.first * 0x9E3779B97F4A7C15LL ^ k.second);
-    }
-};
-
 // A well-spread hash of a note's uuid halves (splitmix64's finaliser over both).
 std::size_t mix_halves(long long hi, long long lo) {
     std::uint64_t x = static_cast<std::uint64_t>(hi) * 0x9E3779B97F4A7C15ULL ^ static_cast<std::uint64_t>(lo);
@@ -507,19 +501,36 @@ void Ranker::add_counts(std::vector<Candidate>& cands, const std::string& term,
                         const std::vector<Posting>& more, bool complete) const {
     const int t = term_index(term);
     if (t < 0) return;
-    std::unordered_map<std::pair<long long, long long>, const Posting*, PairHash> found;
-    for (const Posting& p : more) found.emplace(std::make_pair(p.uid_hi, p.uid_lo), &p);
-    for (Candidate& c : cands) {
-        if (c.title_tf[t] >= 0) continue;
-        auto it = found.find({c.uid_hi, c.uid_lo});
-        if (it != found.end()) {
-            c.title_tf[t] = it->second->title_tf;
-            c.body_tf[t] = it->second->body_tf;
-            if (c.positions.size() == terms_.size()) c.positions[t] = it->second->positions;
-        } else if (complete) {
-            c.title_tf[t] = c.body_tf[t] = 0;
+    // The candidates still lacking the term, in an open-addressing table probed per posting
+    // (at most kMaxCandidates entries against up to thousands of postings).
+    std::vector<std::uint32_t> open;
+    for (std::size_t i = 0; i < cands.size(); ++i)
+        if (cands[i].title_tf[t] < 0) open.push_back(static_cast<std::uint32_t>(i));
+    if (open.empty()) return;
+    std::size_t slots = 16;
+    while (slots < open.size() * 2) slots *= 2;
+    std::vector<std::uint32_t> table(slots, UINT32_MAX);
+    for (std::uint32_t i : open) {
+        std::size_t at = mix_halves(cands[i].uid_hi, cands[i].uid_lo) & (slots - 1);
+        while (table[at] != UINT32_MAX) at = (at + 1) & (slots - 1);
+        table[at] = i;
+    }
+    for (const Posting& p : more) {
+        for (std::size_t at = mix_halves(p.uid_hi, p.uid_lo) & (slots - 1); table[at] != UINT32_MAX;
+             at = (at + 1) & (slots - 1)) {
+            Candidate& c = cands[table[at]];
+            if (c.uid_hi != p.uid_hi || c.uid_lo != p.uid_lo) continue;
+            if (c.title_tf[t] < 0) {  // a note listed twice: its first posting counts
+                c.title_tf[t] = p.title_tf;
+                c.body_tf[t] = p.body_tf;
+                if (c.positions.size() == terms_.size()) c.positions[t] = p.positions;
+            }
+            break;
         }
     }
+    if (complete)
+        for (std::uint32_t i : open)
+            if (cands[i].title_tf[t] < 0) cands[i].title_tf[t] = cands[i].body_tf[t] = 0;
 }
 
 int Ranker::term_index(const std::string& term) const {

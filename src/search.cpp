@@ -1,8 +1,8 @@
 #include "search.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
-#include <set>
 #include <unordered_map>
 
 #include "markdown.hpp"
@@ -42,7 +42,10 @@ public:
     explicit WordMatcher(const ParsedQuery& q) {
         for (const Clause& c : q.clauses) {
             for (const std::string& t : c.terms) add(t);
-            if (c.kind == ClauseKind::Prefix) prefix_ = c.prefix;
+            if (c.kind == ClauseKind::Prefix) {
+                prefix_ = c.prefix;
+                add_lead(c.prefix);
+            }
         }
     }
     int match(std::string_view word) const {
@@ -61,43 +64,48 @@ public:
 
 private:
     void add(const std::string& t) {
-        if (ids_.emplace(t, static_cast<int>(ids_.size())).second && !t.empty())
-            first_bytes_.insert(static_cast<unsigned char>(t[0]));
+        if (ids_.emplace(t, static_cast<int>(ids_.size())).second) add_lead(t);
     }
-    // Analysis is the costly step: skip ASCII words whose first letter starts no query term.
+    // The first two bytes of a term or prefix: folding an ASCII word only lowers its case, and
+    // stemming only rewrites from the third letter on, so an ASCII word can only carry a term
+    // that starts with the word's own first two characters, lowered. One-letter terms: one byte.
+    void add_lead(const std::string& t) {
+        if (t.empty()) return;
+        const unsigned char c0 = static_cast<unsigned char>(t[0]);
+        if (t.size() == 1 || static_cast<unsigned char>(t[1]) >= 0x80) {
+            single_[c0] = true;
+            return;
+        }
+        pairs_.push_back(static_cast<std::uint16_t>(c0 << 8 | static_cast<unsigned char>(t[1])));
+    }
+    static unsigned char lower(unsigned char c) {
+        return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c;
+    }
+    static bool alnum(unsigned char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    }
+    // Analysis is the costly step: skip ASCII words none of whose alphanumeric runs (the words
+    // analysis makes of it: "(kubernetes)", "foo-bar") starts like a query term.
     bool could_match(std::string_view w) const {
-        unsigned char c = static_cast<unsigned char>(w[0]);
         for (char ch : w)
             if (static_cast<unsigned char>(ch) >= 0x80) return true;
-        if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c + 32);
-        if (!prefix_.empty() && static_cast<unsigned char>(prefix_[0]) == c) return true;
-        for (char ch : w) {  // the first letter or digit decides ("(kubernetes)")
-            unsigned char u = static_cast<unsigned char>(ch);
-            if (std::isalnum(u)) {
-                if (u >= 'A' && u <= 'Z') u = static_cast<unsigned char>(u + 32);
-                return first_bytes_.count(u) > 0 ||
-                       (!prefix_.empty() && static_cast<unsigned char>(prefix_[0]) == u);
-            }
+        for (std::size_t i = 0; i < w.size(); ++i) {
+            const unsigned char c = static_cast<unsigned char>(w[i]);
+            if (!alnum(c) || (i > 0 && alnum(static_cast<unsigned char>(w[i - 1])))) continue;
+            const unsigned char c0 = lower(c);
+            if (single_[c0]) return true;
+            if (i + 1 >= w.size() || !alnum(static_cast<unsigned char>(w[i + 1]))) continue;
+            const auto pair = static_cast<std::uint16_t>(c0 << 8 | lower(static_cast<unsigned char>(w[i + 1])));
+            for (std::uint16_t p : pairs_)
+                if (p == pair) return true;
         }
         return false;
     }
     std::unordered_map<std::string, int> ids_;
-    std::set<unsigned char> first_bytes_;
+    std::vector<std::uint16_t> pairs_;
+    bool single_[256] = {};
     std::string prefix_;
 };
-
-std::vector<std::string_view> split_words(std::string_view text, std::size_t max_words) {
-    std::vector<std::string_view> words;
-    std::size_t i = 0;
-    while (i < text.size() && words.size() < max_words) {
-        while (i < text.size() && text[i] == ' ') ++i;
-        std::size_t j = text.find(' ', i);
-        if (j == std::string_view::npos) j = text.size();
-        if (j > i) words.push_back(text.substr(i, j - i));
-        i = j;
-    }
-    return words;
-}
 
 // Byte offset a little before the first query term found in a long unspaced run; 0 when none.
 std::size_t cjk_lead(std::string_view run, const ParsedQuery& query) {
@@ -277,34 +285,54 @@ std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const 
 std::string query_snippet(std::string_view plain_text, const ParsedQuery& query) {
     WordMatcher matcher(query);
     if (matcher.empty() || plain_text.empty()) return {};
-    const std::vector<std::string_view> words = split_words(plain_text, kSnippetScanWords);
-    std::vector<int> hit(words.size(), -1);
-    bool any = false;
-    for (std::size_t i = 0; i < words.size(); ++i) {
-        hit[i] = matcher.match(words[i]);
-        any = any || hit[i] >= 0;
+    // One pass over the space-separated words (at most kSnippetScanWords): the matches, each
+    // with the word its passage would start at (kSnippetLeadWords words before it).
+    struct Hit {
+        std::size_t word;        // index of the matched word
+        int id;                  // which query term
+        std::size_t from_word;   // index of the passage's first word
+        std::size_t from_byte;   // and its offset in plain_text
+        std::size_t from_bytes;  // and its length
+    };
+    constexpr std::size_t kRecent = kSnippetLeadWords + 1;
+    std::size_t recent_at[kRecent] = {}, recent_len[kRecent] = {};  // by word index % kRecent
+    std::vector<Hit> hits;
+    std::size_t n = 0, i = 0;
+    while (n < kSnippetScanWords) {
+        while (i < plain_text.size() && plain_text[i] == ' ') ++i;
+        if (i == plain_text.size()) break;
+        std::size_t j = plain_text.find(' ', i);
+        if (j == std::string_view::npos) j = plain_text.size();
+        recent_at[n % kRecent] = i;
+        recent_len[n % kRecent] = j - i;
+        const int id = matcher.match(plain_text.substr(i, j - i));
+        if (id >= 0) {
+            const std::size_t from = n > kSnippetLeadWords ? n - kSnippetLeadWords : 0;
+            hits.push_back(Hit{n, id, from, recent_at[from % kRecent], recent_len[from % kRecent]});
+        }
+        ++n;
+        i = j;
     }
-    if (!any) return {};
-    // The window with the most distinct matched terms (then the most matches), earliest first:
-    // windows of kSnippetWindowWords starting at a match, counted as the window slides.
+    if (hits.empty()) return {};
+    // The window of kSnippetWindowWords words starting at a match with the most distinct matched
+    // terms (then the most matches), earliest first, counted as the window slides over the hits.
     std::vector<int> in_window(matcher.kinds(), 0);
-    std::size_t best_start = 0, best_distinct = 0, best_total = 0;
+    std::size_t best = 0, best_distinct = 0, best_total = 0;
     std::size_t distinct = 0, total = 0, end = 0;
-    for (std::size_t start = 0; start < words.size(); ++start) {
-        for (; end < words.size() && end < start + kSnippetWindowWords; ++end)
-            if (hit[end] >= 0) distinct += in_window[static_cast<std::size_t>(hit[end])]++ == 0, ++total;
-        if (hit[start] < 0) continue;
+    for (std::size_t s = 0; s < hits.size(); ++s) {
+        for (; end < hits.size() && hits[end].word < hits[s].word + kSnippetWindowWords; ++end)
+            distinct += in_window[static_cast<std::size_t>(hits[end].id)]++ == 0, ++total;
         if (distinct > best_distinct || (distinct == best_distinct && total > best_total))
-            best_start = start, best_distinct = distinct, best_total = total;
-        distinct -= --in_window[static_cast<std::size_t>(hit[start])] == 0;
+            best = s, best_distinct = distinct, best_total = total;
+        distinct -= --in_window[static_cast<std::size_t>(hits[s].id)] == 0;
         --total;
     }
-    std::size_t from = best_start > kSnippetLeadWords ? best_start - kSnippetLeadWords : 0;
-    std::string_view first = words[from];
-    std::string_view rest = plain_text.substr(static_cast<std::size_t>(first.data() - plain_text.data()));
+    const Hit& h = hits[best];
+    std::size_t from = h.from_word;
+    std::string_view rest = plain_text.substr(h.from_byte);
     // A long run without spaces (CJK): start shortly before the matched bigram.
-    if (from == best_start && first.size() > kSnippetChars * 2) {
-        std::size_t back = cjk_lead(first, query);
+    if (from == h.word && h.from_bytes > kSnippetChars * 2) {
+        std::size_t back = cjk_lead(rest.substr(0, h.from_bytes), query);
         if (back > 0) {
             rest = rest.substr(back);
             from = 1;  // cut: starts with an ellipsis

@@ -12,6 +12,10 @@ namespace notesd {
 namespace {
 
 constexpr int kPurgePerSearch = 20;  // expired snapshots removed per new one: the table stays small
+// Once a purge finds fewer than kPurgePerSearch (caught up), the worker looks again only this
+// much later: an expired snapshot is unusable at once (find_snapshot checks the time), and an
+// empty purge is still a write transaction per search.
+constexpr long long kPurgeIdleUs = 1000000;
 
 // "application/json", with parameters and any case; a missing type is accepted (contract 5).
 void require_json_content_type(const std::string& content_type) {
@@ -38,7 +42,10 @@ SnapshotRecord new_snapshot(Store& store, const Principal& who, const ParsedQuer
         rec.note_ids = ranked_note_ids(store, who.user_id, query, cmd.filter);
     }
     store.save_snapshot(rec);
-    store.purge_snapshots(rec.created_us, kPurgePerSearch);
+    static long long next_purge_us = 0;  // per worker process, which serves one request at a time
+    if (rec.created_us >= next_purge_us &&
+        store.purge_snapshots(rec.created_us, kPurgePerSearch) < kPurgePerSearch)
+        next_purge_us = rec.created_us + kPurgeIdleUs;
     return rec;
 }
 

@@ -439,4 +439,27 @@ BOOST_AUTO_TEST_CASE(snippet_picks_the_densest_window) {
     BOOST_CHECK_EQUAL(query_snippet("alpha first", parse_query("alpha")), "alpha first");
 }
 
+// Words are only analysed when one of their alphanumeric runs starts like a query term: every
+// shape analysis can match must still be found (case, stems, runs inside punctuation, digits,
+// one-letter terms, prefixes, folded non-ASCII words).
+BOOST_AUTO_TEST_CASE(snippet_finds_every_word_shape_analysis_matches) {
+    std::string filler;
+    for (int i = 0; i < 40; ++i) filler += "lorem ";
+    const auto found = [&](const std::string& word, const std::string& q) {
+        const std::string s = query_snippet(filler + word + " " + filler, parse_query(q));
+        return s.find(word) != std::string::npos;
+    };
+    BOOST_CHECK(found("foo-bar", "bar"));
+    BOOST_CHECK(found("foo-bar", "foo"));
+    BOOST_CHECK(found("RUNNING", "runs"));
+    BOOST_CHECK(found("(Kubernetes),", "kube"));
+    BOOST_CHECK(found("v2/x", "x"));
+    BOOST_CHECK(found("[2026]", "2026"));
+    BOOST_CHECK(found("Café", "cafe"));
+    BOOST_CHECK(found("ＡＢＣ", "abc"));
+    BOOST_CHECK(found("cries", "cry"));
+    BOOST_CHECK(!found("barn", "bar baz"));
+    BOOST_CHECK(!found("ab-cd", "ac"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
