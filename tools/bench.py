@@ -466,7 +466,7 @@ def open_database(a, cache, fresh):
         return a.db
     if a.backend == "sqlite":
         path = os.path.join(cache, "notes.db")
-        for f in [path + x for x in ("", "-wal", "-shm", "-journal")] if fresh else []:
+        for f in [path + x + y for x in ("", "-snapshots") for y in ("", "-wal", "-shm", "-journal")] if fresh else []:
             if os.path.exists(f):
                 os.remove(f)
         return "sqlite3://db=" + path

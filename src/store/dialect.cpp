@@ -57,6 +57,14 @@ int timeout_ms(const std::string& seconds) {
     return s * 1000;
 }
 
+// Search snapshots are written on every search; in the main file each such commit would make
+// every other connection drop its page cache (SQLite resets it whenever the WAL has changed
+// since its last read), so they live in a file of their own (doc/benchmarks.md).
+std::string snapshots_file(const std::string& db) {
+    if (db == ":memory:" || db.rfind("file::memory:", 0) == 0) return ":memory:";
+    return db + "-snapshots";
+}
+
 DbTarget parse_sqlite(const std::string& rest) {
     DbTarget t;
     t.backend = Backend::Sqlite;
@@ -65,6 +73,7 @@ DbTarget parse_sqlite(const std::string& rest) {
         if (rest.find('"') != std::string::npos)
             throw std::invalid_argument("SQLite file name must not contain '\"'");
         t.soci_params = "db=\"" + rest + "\"";
+        t.sqlite_snapshots = snapshots_file(rest);
         return t;
     }
     std::string db;
@@ -101,6 +110,7 @@ DbTarget parse_sqlite(const std::string& rest) {
     if (db.find('"') != std::string::npos)
         throw std::invalid_argument("SQLite file name must not contain '\"'");
     t.soci_params = "db=\"" + db + "\"" + passed;
+    t.sqlite_snapshots = snapshots_file(db);
     return t;
 }
 
@@ -142,11 +152,23 @@ public:
             out.push_back("PRAGMA cache_size=-" + std::to_string(t.sqlite_cache_mb * 1024LL));
         if (t.sqlite_mmap_mb > 0)
             out.push_back("PRAGMA mmap_size=" + std::to_string(t.sqlite_mmap_mb * 1048576LL));
+        // The snapshots file: created on first use, its table too (no user data lives there:
+        // losing it only expires the open snapshots).
+        std::string quoted;
+        for (char c : t.sqlite_snapshots) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+        out.push_back("ATTACH DATABASE '" + quoted + "' AS snap");
+        out.push_back("PRAGMA snap.journal_mode=WAL");
+        out.push_back("PRAGMA snap.synchronous=" + t.sqlite_synchronous);
+        out.push_back("CREATE TABLE IF NOT EXISTS snap.snapshots (id TEXT PRIMARY KEY, "
+                      "user_id BIGINT NOT NULL, fingerprint TEXT NOT NULL, created_us BIGINT NOT "
+                      "NULL, expires_us BIGINT NOT NULL, note_ids TEXT NOT NULL)");
+        out.push_back("CREATE INDEX IF NOT EXISTS snap.snapshots_by_expiry ON snapshots (expires_us)");
         return out;
     }
     // IMMEDIATE takes the write lock at BEGIN (waiting up to the busy timeout): a deferred
     // transaction that reads first could not wait when it later upgrades (SQLITE_BUSY at once).
     std::string begin_write() const override { return "BEGIN IMMEDIATE"; }
+    std::string snapshots_table() const override { return "snap.snapshots"; }
     std::string lock_user() const override { return "SELECT id FROM users WHERE id = :u"; }
     bool insert_returns_id() const override { return false; }
     std::string count_star() const override { return "CAST(COUNT(*) AS BIGINT)"; }
@@ -322,7 +344,8 @@ std::string Dialect::limit_clause() const { return " LIMIT :lim"; }
 
 // SQLite and PostgreSQL have no DELETE ... LIMIT (SQLite only as a compile-time option).
 std::string Dialect::delete_expired_snapshots() const {
-    return "DELETE FROM snapshots WHERE id IN (SELECT id FROM snapshots WHERE expires_us <= :now "
+    const std::string t = snapshots_table();
+    return "DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t + " WHERE expires_us <= :now "
            "ORDER BY expires_us" + limit_clause() + ")";
 }
 

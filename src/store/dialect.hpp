@@ -25,6 +25,9 @@ struct DbTarget {
     std::string sqlite_synchronous = "NORMAL";
     int sqlite_cache_mb = 0;  ///< SQLite page cache per connection; 0: SQLite's default (2 MB)
     int sqlite_mmap_mb = 0;   ///< SQLite memory-mapped I/O limit; 0: off (SQLite's default)
+    /// SQLite: the file of the search snapshots, attached as `snap` beside the main file
+    /// (FILE-snapshots; ":memory:" for an in-memory main database).
+    std::string sqlite_snapshots;
 };
 
 /// Parses "sqlite3://db=/p timeout=5", "sqlite://...", a plain file path, "mysql://db=x user=y",
@@ -72,6 +75,8 @@ public:
     virtual std::string count_star() const = 0;
     /// A query with parameter `:name` returning the number of tables of that name (0 or 1).
     virtual std::string table_exists() const = 0;
+    /// The search snapshots table (SQLite: in the attached snapshots file).
+    virtual std::string snapshots_table() const { return "snapshots"; }
     /// Deletes at most `:lim` snapshots with expires_us <= `:now`, oldest first.
     virtual std::string delete_expired_snapshots() const;
     virtual ErrorClass classify(const soci::soci_error& e) const = 0;

@@ -254,8 +254,9 @@ soci::statement& SearchStmts::hit(bool with_content) {
 
 soci::statement& SearchStmts::snapshot_insert() {
     return lazy(14, [&] {
-        return Prep(s, "INSERT INTO snapshots (id, user_id, fingerprint, created_us, expires_us, "
-                       "note_ids) VALUES (:id, :u, :fp, :created, :expires, :ids)")
+        return Prep(s, "INSERT INTO " + d.snapshots_table() + " (id, user_id, fingerprint, "
+                       "created_us, expires_us, note_ids) VALUES (:id, :u, :fp, :created, "
+                       ":expires, :ids)")
             .in(snap.id, "id").in(snap.user_id, "u").in(snap.fingerprint, "fp")
             .in(snap.created_us, "created").in(snap.expires_us, "expires").in(snap_ids, "ids")
             .done();
@@ -264,8 +265,9 @@ soci::statement& SearchStmts::snapshot_insert() {
 
 soci::statement& SearchStmts::snapshot_find() {
     return lazy(15, [&] {
-        return Prep(s, "SELECT fingerprint, created_us, expires_us, note_ids FROM snapshots "
-                       "WHERE id = :id AND user_id = :u AND expires_us > :now")
+        return Prep(s, "SELECT fingerprint, created_us, expires_us, note_ids FROM " +
+                           d.snapshots_table() + " WHERE id = :id AND user_id = :u AND "
+                           "expires_us > :now")
             .out(snap.fingerprint).out(snap.created_us).out(snap.expires_us).out(snap_ids)
             .in(p.uuid, "id").in(p.u, "u").in(p.now, "now").done();
     });

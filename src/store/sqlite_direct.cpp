@@ -28,9 +28,19 @@ int busy_wait(void* ctx, int retries) {
     return 1;
 }
 
-int record_wal_size(void* ctx, lite::sqlite3*, const char*, int pages) {
-    static_cast<SqliteTuning*>(ctx)->wal_pages = pages;
+int record_wal_size(void* ctx, lite::sqlite3*, const char* db_name, int pages) {
+    auto* t = static_cast<SqliteTuning*>(ctx);
+    (db_name && std::strcmp(db_name, "snap") == 0 ? t->snap_wal_pages : t->wal_pages) = pages;
     return SQLITE_OK;
+}
+
+// Passive checkpoint of one attached file; `pages` becomes the frames still waiting.
+void checkpoint(lite::sqlite3* db, const char* name, int& pages) {
+    int log = 0, done = 0;
+    if (lite::sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK)
+        pages = log > done ? log - done : 0;  // frames still waiting for a reader to move on
+    else
+        pages = 0;  // busy: the next commit reports the size again
 }
 
 }  // namespace
@@ -39,18 +49,13 @@ void tune_sqlite_session(soci::session& s, SqliteTuning& t) {
     lite::sqlite3* db = connection(s);
     lite::sqlite3_busy_handler(db, busy_wait, &t);
     if (t.defer_checkpoints) lite::sqlite3_wal_hook(db, record_wal_size, &t);  // replaces auto
-    t.wal_pages = 0;
+    t.wal_pages = t.snap_wal_pages = 0;
 }
 
 void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages) {
-    if (!t.defer_checkpoints || t.wal_pages < min_pages) return;  // only SQLite defers
-    int log = 0, done = 0;
-    lite::sqlite3* db = connection(s);
-    if (lite::sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done) ==
-        SQLITE_OK)
-        t.wal_pages = log > done ? log - done : 0;  // frames still waiting for a reader to move on
-    else
-        t.wal_pages = 0;  // busy: the next commit reports the size again
+    if (!t.defer_checkpoints) return;  // only SQLite defers
+    if (t.wal_pages >= min_pages) checkpoint(connection(s), "main", t.wal_pages);
+    if (t.snap_wal_pages >= min_pages) checkpoint(connection(s), "snap", t.snap_wal_pages);
 }
 
 bool is_sqlite_session(soci::session& s) {

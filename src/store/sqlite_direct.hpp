@@ -54,14 +54,15 @@ bool is_sqlite_session(soci::session& s);
 struct SqliteTuning {
     int busy_timeout_ms = 5000;
     bool defer_checkpoints = false;
-    int wal_pages = 0;  ///< the WAL's size at this connection's last commit
+    int wal_pages = 0;       ///< the main file's WAL size at this connection's last commit to it
+    int snap_wal_pages = 0;  ///< the same for the attached snapshots file (`snap`)
 };
 
 /// Installs the busy handler and, with defer_checkpoints, the WAL hook (again after every
 /// reconnect).
 void tune_sqlite_session(soci::session& s, SqliteTuning& t);
 
-/// A passive checkpoint (it waits for no one) when the WAL has reached min_pages; never throws.
+/// A passive checkpoint (it waits for no one) of each file whose WAL has reached min_pages.
 void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages);
 
 }  // namespace notesd::detail

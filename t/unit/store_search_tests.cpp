@@ -48,7 +48,8 @@ struct SearchFixture {
     ~SearchFixture() {
         store.reset();
         if (dir.empty()) return;
-        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm"})
+        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
+                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
             std::remove((dir + f).c_str());
         rmdir(dir.c_str());
     }
@@ -634,6 +635,44 @@ BOOST_FIXTURE_TEST_CASE(snapshots_save_find_expire_purge, SearchFixture) {
     BOOST_CHECK(!store->find_snapshot(u, s.id, 0));  // purged with the expired ones
 }
 
+// SQLite: snapshots are written to the attached FILE-snapshots, so a search's commit leaves the
+// main file as it was and other connections keep their page caches (data_version moves when
+// another connection commits to that file; a note write shows that it does).
+BOOST_FIXTURE_TEST_CASE(sqlite_snapshots_leave_the_main_file_unchanged, SearchFixture) {
+    if (dir.empty()) return;  // NOTESD_TEST_DB: a server backend keeps snapshots in its database
+    const long long u = user("snapfile");
+    soci::session reader(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/test.db");
+    const auto version = [&] {
+        long long v = 0;
+        reader << "PRAGMA main.data_version", soci::into(v);
+        return v;
+    };
+    const long long before = version();
+    SnapshotRecord s;
+    s.id = new_uuid();
+    s.user_id = u;
+    s.fingerprint = "q:x";
+    s.created_us = 1;
+    s.expires_us = 2;
+    s.note_ids = {new_uuid()};
+    store->save_snapshot(s);
+    BOOST_CHECK_EQUAL(store->purge_snapshots(3, 10), 1);
+    store->save_snapshot(s);
+    BOOST_CHECK_EQUAL(version(), before);
+    long long in_main = 0;
+    reader << "SELECT COUNT(*) FROM sqlite_master WHERE name = 'snapshots'", soci::into(in_main);
+    BOOST_CHECK_EQUAL(in_main, 0);  // schema 005 dropped the main file's table
+    // the sibling file holds it, for every connection
+    std::unique_ptr<Store> other = open_store(conn);
+    BOOST_CHECK(other->find_snapshot(u, s.id, 1).has_value());
+    soci::session file(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/test.db-snapshots");
+    long long rows = 0;
+    file << "SELECT COUNT(*) FROM snapshots WHERE id = '" + s.id + "'", soci::into(rows);
+    BOOST_CHECK_EQUAL(rows, 1);
+    store->write_batch(u, {}, {mk(new_uuid(), "alpha", "beta", 5, 5)});
+    BOOST_CHECK_NE(version(), before);
+}
+
 // Every search method answers for its user only.
 BOOST_FIXTURE_TEST_CASE(user_isolation, SearchFixture) {
     const long long a = user("iso-a");
@@ -801,7 +840,9 @@ BOOST_AUTO_TEST_CASE(schema_002_database_upgrades_to_counted_postings) {
         BOOST_REQUIRE_EQUAL(hits.size(), 1u);
         BOOST_CHECK_EQUAL(hits[0].plain_text, "plain");
     }
-    for (const char* f : {"/old.db", "/old.db-wal", "/old.db-shm"}) std::remove((dir + f).c_str());
+    for (const char* f : {"/old.db", "/old.db-wal", "/old.db-shm", "/old.db-snapshots",
+                          "/old.db-snapshots-wal", "/old.db-snapshots-shm"})
+        std::remove((dir + f).c_str());
     rmdir(dir.c_str());
 }
 

@@ -45,7 +45,8 @@ struct ServerFixture {
     ~ServerFixture() {
         store.reset();
         if (dir.empty()) return;
-        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm"})
+        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
+                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
             std::remove((dir + f).c_str());
         rmdir(dir.c_str());
     }

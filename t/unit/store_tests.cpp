@@ -51,7 +51,8 @@ struct StoreFixture {
     ~StoreFixture() {
         store.reset();
         if (dir.empty()) return;
-        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm"})
+        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
+                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
             std::remove((dir + f).c_str());
         rmdir(dir.c_str());
     }

@@ -1,0 +1,4 @@
+-- notesd schema 005: nothing changes on this backend.
+--
+-- On SQLite, 005 moves the search snapshots into a file of their own (see
+-- sql/sqlite/005_snapshots_file.sql); the version is kept alike on every backend.
