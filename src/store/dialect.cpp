@@ -150,8 +150,10 @@ public:
         // a negative cache_size is in KiB
         if (t.sqlite_cache_mb > 0)
             out.push_back("PRAGMA cache_size=-" + std::to_string(t.sqlite_cache_mb * 1024LL));
-        if (t.sqlite_mmap_mb > 0)
-            out.push_back("PRAGMA mmap_size=" + std::to_string(t.sqlite_mmap_mb * 1048576LL));
+        // Mapped pages are read without a copy, and stay mapped while the file is unchanged (a
+        // commit by another connection unmaps them): the main file only, which searches do
+        // not write (the snapshots file, attached below, gets SQLite's default: off).
+        out.push_back("PRAGMA main.mmap_size=" + std::to_string(t.sqlite_mmap_mb * 1048576LL));
         // The snapshots file: created on first use, its table too (no user data lives there:
         // losing it only expires the open snapshots).
         std::string quoted;

@@ -24,7 +24,9 @@ struct DbTarget {
     int busy_timeout_ms = kDefaultBusyTimeoutMs;  // SQLite busy timeout; lock wait on servers
     std::string sqlite_synchronous = "NORMAL";
     int sqlite_cache_mb = 0;  ///< SQLite page cache per connection; 0: SQLite's default (2 MB)
-    int sqlite_mmap_mb = 0;   ///< SQLite memory-mapped I/O limit; 0: off (SQLite's default)
+    /// SQLite memory-mapped I/O of the main file, MiB; 0: off. SQLite caps it (2 GiB in Debian's
+    /// build). Read-only mapping: SQLite still writes through the file.
+    int sqlite_mmap_mb = 2048;
     /// SQLite: the file of the search snapshots, attached as `snap` beside the main file
     /// (FILE-snapshots; ":memory:" for an in-memory main database).
     std::string sqlite_snapshots;
