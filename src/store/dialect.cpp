@@ -102,6 +102,7 @@ DbTarget parse_sqlite(const std::string& rest) {
         } else if (o.key == "readonly" || o.key == "nocreate" || o.key == "vfs" ||
                    o.key == "shared_cache") {
             passed += " " + o.text;
+            if (o.key == "readonly") t.sqlite_readonly = true;  // as SOCI reads it, whatever the value
         } else {
             throw std::invalid_argument("unknown SQLite connection option: " + o.key);
         }
@@ -154,8 +155,10 @@ public:
         // commit by another connection unmaps them): the main file only, which searches do
         // not write (the snapshots file, attached below, gets SQLite's default: off).
         out.push_back("PRAGMA main.mmap_size=" + std::to_string(t.sqlite_mmap_mb * 1048576LL));
-        // The snapshots file: created on first use, its table too (no user data lives there:
-        // losing it only expires the open snapshots).
+        // The snapshots file (SociStore creates it when missing, also under `nocreate`), its
+        // table created on first use: no user data lives there, losing it only expires the open
+        // snapshots. A read-only database gets none: it could not save a snapshot either.
+        if (t.sqlite_readonly) return out;
         std::string quoted;
         for (char c : t.sqlite_snapshots) quoted += c == '\'' ? std::string("''") : std::string(1, c);
         out.push_back("ATTACH DATABASE '" + quoted + "' AS snap");

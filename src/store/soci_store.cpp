@@ -1,5 +1,8 @@
 #include "store/soci_store.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -129,6 +132,12 @@ void SociStore::connect() {
 }
 
 void SociStore::setup_session() {
+    if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly &&
+        target_.sqlite_snapshots != ":memory:") {
+        // An empty file is an empty database; ATTACH could not create it under `nocreate`.
+        const int fd = ::open(target_.sqlite_snapshots.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd >= 0) ::close(fd);  // else ATTACH below reports why
+    }
     for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
     if (target_.backend == Backend::Sqlite) {
         lite_.busy_timeout_ms = target_.busy_timeout_ms;
