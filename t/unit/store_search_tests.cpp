@@ -82,6 +82,18 @@ std::set<std::string> distinct(const std::string& title, const std::string& body
     return out;
 }
 
+// A snapshot of `user` with one note id, created at `created_us`, expiring at `expires_us`.
+SnapshotRecord snapshot_of(long long user, long long created_us, long long expires_us) {
+    SnapshotRecord s;
+    s.id = new_uuid();
+    s.user_id = user;
+    s.fingerprint = "q:x";
+    s.created_us = created_us;
+    s.expires_us = expires_us;
+    s.note_ids = {new_uuid()};
+    return s;
+}
+
 NoteInput mk(const std::string& id, const std::string& tt, const std::string& bt, long long created,
              long long updated, int flags = 0, std::vector<std::string> colls = {}) {
     NoteInput n;
@@ -648,13 +660,7 @@ BOOST_FIXTURE_TEST_CASE(sqlite_snapshots_leave_the_main_file_unchanged, SearchFi
         return v;
     };
     const long long before = version();
-    SnapshotRecord s;
-    s.id = new_uuid();
-    s.user_id = u;
-    s.fingerprint = "q:x";
-    s.created_us = 1;
-    s.expires_us = 2;
-    s.note_ids = {new_uuid()};
+    const SnapshotRecord s = snapshot_of(u, 1, 2);
     store->save_snapshot(s);
     BOOST_CHECK_EQUAL(store->purge_snapshots(3, 10), 1);
     store->save_snapshot(s);
@@ -671,6 +677,27 @@ BOOST_FIXTURE_TEST_CASE(sqlite_snapshots_leave_the_main_file_unchanged, SearchFi
     BOOST_CHECK_EQUAL(rows, 1);
     store->write_batch(u, {}, {mk(new_uuid(), "alpha", "beta", 5, 5)});
     BOOST_CHECK_NE(version(), before);
+}
+
+// The snapshots file is created when missing even where the main file may not be (nocreate);
+// a read-only database gets none: reads work, saving a snapshot fails as it did before.
+BOOST_FIXTURE_TEST_CASE(sqlite_snapshots_file_with_nocreate_and_readonly, SearchFixture) {
+    if (dir.empty()) return;  // SQLite only
+    const long long u = user("snapopts");
+    store.reset();
+    for (const char* f : {"-snapshots", "-snapshots-wal", "-snapshots-shm"})
+        std::remove((dir + "/test.db" + f).c_str());
+    SnapshotRecord s = snapshot_of(u, 1, 2);
+    {
+        std::unique_ptr<Store> nc = open_store(conn + " nocreate=1");
+        nc->save_snapshot(s);
+        BOOST_CHECK(nc->find_snapshot(u, s.id, 1).has_value());
+    }
+    BOOST_CHECK(parse_connection_string(conn + " readonly=1").sqlite_readonly);
+    std::unique_ptr<Store> ro = open_store(conn + " readonly=1");
+    BOOST_CHECK(ro->find_user(std::to_string(u)).has_value());
+    s.id = new_uuid();
+    BOOST_CHECK_THROW(ro->save_snapshot(s), std::exception);
 }
 
 // Every search method answers for its user only.

@@ -206,33 +206,6 @@ BOOST_FIXTURE_TEST_CASE(sqlite_session_maps_the_main_file_only, StoreFixture) {
     BOOST_CHECK_EQUAL(main_map, 0);
 }
 
-// The snapshots file is created when missing even where the main file may not be (nocreate);
-// a read-only database gets none: listing works, saving a snapshot fails as it did before.
-BOOST_FIXTURE_TEST_CASE(sqlite_snapshots_file_with_nocreate_and_readonly, StoreFixture) {
-    if (!sqlite()) return;
-    const long long u = user("snapopts");
-    store.reset();
-    for (const char* f : {"-snapshots", "-snapshots-wal", "-snapshots-shm"})
-        std::remove((dir + "/test.db" + f).c_str());
-    SnapshotRecord s;
-    s.id = new_uuid();
-    s.user_id = u;
-    s.fingerprint = "q:x";
-    s.created_us = 1;
-    s.expires_us = 2;
-    s.note_ids = {new_uuid()};
-    {
-        std::unique_ptr<Store> nc = open_store(conn + " nocreate=1");
-        nc->save_snapshot(s);
-        BOOST_CHECK(nc->find_snapshot(u, s.id, 1).has_value());
-    }
-    BOOST_CHECK(parse_connection_string(conn + " readonly=1").sqlite_readonly);
-    std::unique_ptr<Store> ro = open_store(conn + " readonly=1");
-    BOOST_CHECK(ro->find_user(std::to_string(u)).has_value());
-    s.id = new_uuid();
-    BOOST_CHECK_THROW(ro->save_snapshot(s), std::exception);
-}
-
 BOOST_FIXTURE_TEST_CASE(migrate_twice, StoreFixture) {
     const int v = store->schema_version();
     BOOST_CHECK_GE(v, 1);
