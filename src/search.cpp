@@ -41,9 +41,14 @@ class WordMatcher {
 public:
     explicit WordMatcher(const ParsedQuery& q) {
         for (const Clause& c : q.clauses) {
-            for (const std::string& t : c.terms) add(t);
+            // A word is a stopword for the snippet when every clause naming it says so; a
+            // quoted phrase makes its words count, a proximity pair changes nothing.
+            const bool stop = c.kind == ClauseKind::Phrase ? false
+                              : c.kind == ClauseKind::Proximity ? true : c.stop;
+            for (const std::string& t : c.terms) add(t, stop);
             if (c.kind == ClauseKind::Prefix) {
                 prefix_ = c.prefix;
+                prefix_stop_ = c.stop;
                 add_lead(c.prefix);
             }
         }
@@ -61,10 +66,21 @@ public:
     bool empty() const { return ids_.empty() && prefix_.empty(); }
     /// match() answers -1 or an id below this.
     std::size_t kinds() const { return ids_.size() + 1; }
+    /// Whether id stands for a query word that is not a stopword.
+    bool content(int id) const {
+        return static_cast<std::size_t>(id) < stop_.size() ? !stop_[static_cast<std::size_t>(id)]
+                                                           : !prefix_stop_;
+    }
 
 private:
-    void add(const std::string& t) {
-        if (ids_.emplace(t, static_cast<int>(ids_.size())).second) add_lead(t);
+    void add(const std::string& t, bool stop) {
+        const auto [it, added] = ids_.emplace(t, static_cast<int>(ids_.size()));
+        if (added) {
+            stop_.push_back(stop);
+            add_lead(t);
+        } else {
+            stop_[static_cast<std::size_t>(it->second)] = stop_[static_cast<std::size_t>(it->second)] && stop;
+        }
     }
     // The first two bytes of a term or prefix: folding an ASCII word only lowers its case, and
     // stemming only rewrites from the third letter on, so an ASCII word can only carry a term
@@ -102,6 +118,8 @@ private:
         return false;
     }
     std::unordered_map<std::string, int> ids_;
+    std::vector<bool> stop_;  // by id
+    bool prefix_stop_ = false;
     std::vector<std::uint16_t> pairs_;
     bool single_[256] = {};
     std::string prefix_;
@@ -315,17 +333,33 @@ std::string query_snippet(std::string_view plain_text, const ParsedQuery& query)
     }
     if (hits.empty()) return {};
     // The window of kSnippetWindowWords words starting at a match with the most distinct matched
-    // terms (then the most matches), earliest first, counted as the window slides over the hits.
+    // words that are not stopwords, then the most distinct ones, then the most matches, earliest
+    // first, counted as the window slides over the hits.
     std::vector<int> in_window(matcher.kinds(), 0);
-    std::size_t best = 0, best_distinct = 0, best_total = 0;
-    std::size_t distinct = 0, total = 0, end = 0;
+    struct Counts {
+        std::size_t content = 0, distinct = 0, total = 0;
+        bool operator>(const Counts& o) const {
+            if (content != o.content) return content > o.content;
+            return distinct != o.distinct ? distinct > o.distinct : total > o.total;
+        }
+    };
+    Counts now, top;
+    std::size_t best = 0, end = 0;
     for (std::size_t s = 0; s < hits.size(); ++s) {
-        for (; end < hits.size() && hits[end].word < hits[s].word + kSnippetWindowWords; ++end)
-            distinct += in_window[static_cast<std::size_t>(hits[end].id)]++ == 0, ++total;
-        if (distinct > best_distinct || (distinct == best_distinct && total > best_total))
-            best = s, best_distinct = distinct, best_total = total;
-        distinct -= --in_window[static_cast<std::size_t>(hits[s].id)] == 0;
-        --total;
+        for (; end < hits.size() && hits[end].word < hits[s].word + kSnippetWindowWords; ++end) {
+            const int id = hits[end].id;
+            if (in_window[static_cast<std::size_t>(id)]++ == 0) {
+                ++now.distinct;
+                now.content += matcher.content(id);
+            }
+            ++now.total;
+        }
+        if (now > top) best = s, top = now;
+        if (--in_window[static_cast<std::size_t>(hits[s].id)] == 0) {
+            --now.distinct;
+            now.content -= matcher.content(hits[s].id);
+        }
+        --now.total;
     }
     const Hit& h = hits[best];
     std::size_t from = h.from_word;

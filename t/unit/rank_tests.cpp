@@ -439,6 +439,17 @@ BOOST_AUTO_TEST_CASE(snippet_picks_the_densest_window) {
     BOOST_CHECK_EQUAL(query_snippet("alpha first", parse_query("alpha")), "alpha first");
 }
 
+// A stopword weighs little in the ranking, and in the snippet a window with a real query word
+// beats one with more stopwords; a query of stopwords alone still finds them; quoted, they count.
+BOOST_AUTO_TEST_CASE(snippet_prefers_query_words_to_stopwords) {
+    std::string filler;
+    for (int i = 0; i < 40; ++i) filler += "lorem ";
+    const std::string text = filler + "the cat and the dog and the end " + filler + "we are meeting today " + filler;
+    BOOST_CHECK(query_snippet(text, parse_query("the meet")).find("meeting today") != std::string::npos);
+    BOOST_CHECK(query_snippet(text, parse_query("the and")).find("the cat and the dog") != std::string::npos);
+    BOOST_CHECK(query_snippet(text, parse_query("\"the cat\" meeting")).find("the cat") != std::string::npos);
+}
+
 // Words are only analysed when one of their alphanumeric runs starts like a query term: every
 // shape analysis can match must still be found (case, stems, runs inside punctuation, digits,
 // one-letter terms, prefixes, folded non-ASCII words).
