@@ -73,6 +73,7 @@ DbTarget parse_sqlite(const std::string& rest) {
         if (rest.find('"') != std::string::npos)
             throw std::invalid_argument("SQLite file name must not contain '\"'");
         t.soci_params = "db=\"" + rest + "\"";
+        t.sqlite_file = rest;
         t.sqlite_snapshots = snapshots_file(rest);
         return t;
     }
@@ -111,6 +112,7 @@ DbTarget parse_sqlite(const std::string& rest) {
     if (db.find('"') != std::string::npos)
         throw std::invalid_argument("SQLite file name must not contain '\"'");
     t.soci_params = "db=\"" + db + "\"" + passed;
+    t.sqlite_file = db;
     t.sqlite_snapshots = snapshots_file(db);
     return t;
 }

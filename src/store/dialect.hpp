@@ -30,6 +30,7 @@ struct DbTarget {
     /// SQLite: the file of the search snapshots, attached as `snap` beside the main file
     /// (FILE-snapshots; ":memory:" for an in-memory main database).
     std::string sqlite_snapshots;
+    std::string sqlite_file;       ///< SQLite: the main file as given (db=)
     bool sqlite_readonly = false;  ///< SOCI's readonly option: no snapshots file (searches fail)
 };
 

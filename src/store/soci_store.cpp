@@ -1,6 +1,7 @@
 #include "store/soci_store.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -135,7 +136,11 @@ void SociStore::setup_session() {
     if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly &&
         target_.sqlite_snapshots != ":memory:") {
         // An empty file is an empty database; ATTACH could not create it under `nocreate`.
-        const int fd = ::open(target_.sqlite_snapshots.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        // Same permissions as the main file, as SQLite gives its -wal and -shm files.
+        struct stat main_file {};
+        const mode_t mode = ::stat(target_.sqlite_file.c_str(), &main_file) == 0
+                                ? (main_file.st_mode & 0666) : 0644;
+        const int fd = ::open(target_.sqlite_snapshots.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, mode);
         if (fd >= 0) ::close(fd);  // else ATTACH below reports why
     }
     for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;

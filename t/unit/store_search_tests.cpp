@@ -3,6 +3,7 @@
 // recomputation from the stored notes, and every query against a brute-force model.
 #include <boost/test/unit_test.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -687,12 +688,16 @@ BOOST_FIXTURE_TEST_CASE(sqlite_snapshots_file_with_nocreate_and_readonly, Search
     store.reset();
     for (const char* f : {"-snapshots", "-snapshots-wal", "-snapshots-shm"})
         std::remove((dir + "/test.db" + f).c_str());
+    BOOST_REQUIRE_EQUAL(chmod((dir + "/test.db").c_str(), 0600), 0);
     SnapshotRecord s = snapshot_of(u, 1, 2);
     {
         std::unique_ptr<Store> nc = open_store(conn + " nocreate=1");
         nc->save_snapshot(s);
         BOOST_CHECK(nc->find_snapshot(u, s.id, 1).has_value());
     }
+    struct stat made {};
+    BOOST_REQUIRE_EQUAL(stat((dir + "/test.db-snapshots").c_str(), &made), 0);
+    BOOST_CHECK_EQUAL(made.st_mode & 0777, 0600u);  // no wider than the main file
     BOOST_CHECK(parse_connection_string(conn + " readonly=1").sqlite_readonly);
     std::unique_ptr<Store> ro = open_store(conn + " readonly=1");
     BOOST_CHECK(ro->find_user(std::to_string(u)).has_value());
