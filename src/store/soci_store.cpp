@@ -136,12 +136,19 @@ void SociStore::setup_session() {
     if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly &&
         target_.sqlite_snapshots != ":memory:") {
         // An empty file is an empty database; ATTACH could not create it under `nocreate`.
-        // Same permissions as the main file, as SQLite gives its -wal and -shm files.
+        // Same permissions as the main file and, made by root (notesctl run as root), the same
+        // owner: SQLite treats its -wal and -shm files so, and the workers must write it.
         struct stat main_file {};
-        const mode_t mode = ::stat(target_.sqlite_file.c_str(), &main_file) == 0
-                                ? (main_file.st_mode & 0666) : 0644;
-        const int fd = ::open(target_.sqlite_snapshots.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, mode);
-        if (fd >= 0) ::close(fd);  // else ATTACH below reports why
+        const bool have_main = ::stat(target_.sqlite_file.c_str(), &main_file) == 0;
+        const int fd = ::open(target_.sqlite_snapshots.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                              have_main ? (main_file.st_mode & 0666) : 0644);
+        if (fd >= 0) {  // else it exists, or ATTACH below reports why
+            if (have_main && ::geteuid() == 0) {
+                const int rc = ::fchown(fd, main_file.st_uid, main_file.st_gid);
+                (void)rc;  // on failure the file stays root's, and the workers' searches say so
+            }
+            ::close(fd);
+        }
     }
     for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
     if (target_.backend == Backend::Sqlite) {

@@ -698,6 +698,16 @@ BOOST_FIXTURE_TEST_CASE(sqlite_snapshots_file_with_nocreate_and_readonly, Search
     struct stat made {};
     BOOST_REQUIRE_EQUAL(stat((dir + "/test.db-snapshots").c_str(), &made), 0);
     BOOST_CHECK_EQUAL(made.st_mode & 0777, 0600u);  // no wider than the main file
+    if (geteuid() == 0) {  // made by root for a main file that another user owns: theirs
+        for (const char* f : {"-snapshots", "-snapshots-wal", "-snapshots-shm"})
+            std::remove((dir + "/test.db" + f).c_str());
+        BOOST_REQUIRE_EQUAL(chown((dir + "/test.db").c_str(), 65534, 65534), 0);
+        open_store(conn)->save_snapshot(snapshot_of(u, 1, 2));
+        BOOST_REQUIRE_EQUAL(stat((dir + "/test.db-snapshots").c_str(), &made), 0);
+        BOOST_CHECK_EQUAL(made.st_uid, 65534u);
+        BOOST_CHECK_EQUAL(made.st_gid, 65534u);
+        BOOST_REQUIRE_EQUAL(chown((dir + "/test.db").c_str(), 0, 0), 0);
+    }
     BOOST_CHECK(parse_connection_string(conn + " readonly=1").sqlite_readonly);
     std::unique_ptr<Store> ro = open_store(conn + " readonly=1");
     BOOST_CHECK(ro->find_user(std::to_string(u)).has_value());
