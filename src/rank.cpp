@@ -347,6 +347,29 @@ std::size_t mix_halves(long long hi, long long lo) {
     return static_cast<std::size_t>(x ^ (x >> 31));
 }
 
+// Notes (by uuid halves) to indexes below UINT32_MAX, by open addressing over at least twice
+// as many slots as the notes it is sized for.
+class NoteSlots {
+public:
+    explicit NoteSlots(std::size_t notes) {
+        std::size_t n = 16;
+        while (n < 2 * notes) n <<= 1;
+        table_.assign(n, UINT32_MAX);
+        mask_ = n - 1;
+    }
+    /// The slot of the note: its index, or UINT32_MAX where it is to be stored. is(i): index i
+    /// stands for this note.
+    template <class Is>
+    std::uint32_t& slot(long long hi, long long lo, Is&& is) {
+        for (std::size_t i = mix_halves(hi, lo) & mask_;; i = (i + 1) & mask_)
+            if (table_[i] == UINT32_MAX || is(table_[i])) return table_[i];
+    }
+
+private:
+    std::vector<std::uint32_t> table_;
+    std::size_t mask_ = 0;
+};
+
 }  // namespace
 
 // What scoring reads of one note, from its stored terms (scan) or its postings (Candidate).
@@ -501,31 +524,25 @@ void Ranker::add_counts(std::vector<Candidate>& cands, const std::string& term,
                         const std::vector<Posting>& more, bool complete) const {
     const int t = term_index(term);
     if (t < 0) return;
-    // The candidates still lacking the term, in an open-addressing table probed per posting
-    // (at most kMaxCandidates entries against up to thousands of postings).
+    // The candidates still lacking the term, in a table probed per posting (at most
+    // kMaxCandidates entries against up to thousands of postings).
     std::vector<std::uint32_t> open;
     for (std::size_t i = 0; i < cands.size(); ++i)
         if (cands[i].title_tf[t] < 0) open.push_back(static_cast<std::uint32_t>(i));
     if (open.empty()) return;
-    std::size_t slots = 16;
-    while (slots < open.size() * 2) slots *= 2;
-    std::vector<std::uint32_t> table(slots, UINT32_MAX);
-    for (std::uint32_t i : open) {
-        std::size_t at = mix_halves(cands[i].uid_hi, cands[i].uid_lo) & (slots - 1);
-        while (table[at] != UINT32_MAX) at = (at + 1) & (slots - 1);
-        table[at] = i;
-    }
+    NoteSlots index(open.size());
+    for (std::uint32_t i : open)
+        index.slot(cands[i].uid_hi, cands[i].uid_lo, [](std::uint32_t) { return false; }) = i;
     for (const Posting& p : more) {
-        for (std::size_t at = mix_halves(p.uid_hi, p.uid_lo) & (slots - 1); table[at] != UINT32_MAX;
-             at = (at + 1) & (slots - 1)) {
-            Candidate& c = cands[table[at]];
-            if (c.uid_hi != p.uid_hi || c.uid_lo != p.uid_lo) continue;
-            if (c.title_tf[t] < 0) {  // a note listed twice: its first posting counts
-                c.title_tf[t] = p.title_tf;
-                c.body_tf[t] = p.body_tf;
-                if (c.positions.size() == terms_.size()) c.positions[t] = p.positions;
-            }
-            break;
+        const std::uint32_t at = index.slot(p.uid_hi, p.uid_lo, [&](std::uint32_t i) {
+            return cands[i].uid_hi == p.uid_hi && cands[i].uid_lo == p.uid_lo;
+        });
+        if (at == UINT32_MAX) continue;
+        Candidate& c = cands[at];
+        if (c.title_tf[t] < 0) {  // a note listed twice: its first posting counts
+            c.title_tf[t] = p.title_tf;
+            c.body_tf[t] = p.body_tf;
+            if (c.positions.size() == terms_.size()) c.positions[t] = p.positions;
         }
     }
     if (complete)
@@ -610,22 +627,16 @@ std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>
     std::vector<Hit> hits;
     entries.reserve(total);
     hits.reserve(total);
-    // note -> entry: open addressing over at least twice as many slots as postings
-    std::size_t slots = 16;
-    while (slots < 2 * total) slots <<= 1;
-    std::vector<std::uint32_t> table(slots, UINT32_MAX);
+    NoteSlots index(total);  // note -> entry
     auto entry_of = [&](const Posting& p) -> Entry& {
-        std::size_t i = mix_halves(p.uid_hi, p.uid_lo) & (slots - 1);
-        for (;; i = (i + 1) & (slots - 1)) {
-            const std::uint32_t at = table[i];
-            if (at == UINT32_MAX) {
-                table[i] = static_cast<std::uint32_t>(entries.size());
-                entries.push_back(Entry{&p});
-                return entries.back();
-            }
-            if (entries[at].first->uid_hi == p.uid_hi && entries[at].first->uid_lo == p.uid_lo)
-                return entries[at];
+        std::uint32_t& at = index.slot(p.uid_hi, p.uid_lo, [&](std::uint32_t e) {
+            return entries[e].first->uid_hi == p.uid_hi && entries[e].first->uid_lo == p.uid_lo;
+        });
+        if (at == UINT32_MAX) {
+            at = static_cast<std::uint32_t>(entries.size());
+            entries.push_back(Entry{&p});
         }
+        return entries[at];
     };
     for (std::size_t u : order) {
         const RetrievalUnit& unit = units[u];

@@ -57,14 +57,6 @@ int timeout_ms(const std::string& seconds) {
     return s * 1000;
 }
 
-// Search snapshots are written on every search; in the main file each such commit would make
-// every other connection drop its page cache (SQLite resets it whenever the WAL has changed
-// since its last read), so they live in a file of their own (doc/benchmarks.md).
-std::string snapshots_file(const std::string& db) {
-    if (db == ":memory:" || db.rfind("file::memory:", 0) == 0) return ":memory:";
-    return db + "-snapshots";
-}
-
 DbTarget parse_sqlite(const std::string& rest) {
     DbTarget t;
     t.backend = Backend::Sqlite;
@@ -74,7 +66,6 @@ DbTarget parse_sqlite(const std::string& rest) {
             throw std::invalid_argument("SQLite file name must not contain '\"'");
         t.soci_params = "db=\"" + rest + "\"";
         t.sqlite_file = rest;
-        t.sqlite_snapshots = snapshots_file(rest);
         return t;
     }
     std::string db;
@@ -113,7 +104,6 @@ DbTarget parse_sqlite(const std::string& rest) {
         throw std::invalid_argument("SQLite file name must not contain '\"'");
     t.soci_params = "db=\"" + db + "\"" + passed;
     t.sqlite_file = db;
-    t.sqlite_snapshots = snapshots_file(db);
     return t;
 }
 
@@ -162,7 +152,7 @@ public:
         // snapshots. A read-only database gets none: it could not save a snapshot either.
         if (t.sqlite_readonly) return out;
         std::string quoted;
-        for (char c : t.sqlite_snapshots) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+        for (char c : sqlite_snapshots_file(t)) quoted += c == '\'' ? std::string("''") : std::string(1, c);
         out.push_back("ATTACH DATABASE '" + quoted + "' AS snap");
         out.push_back("PRAGMA snap.journal_mode=WAL");
         out.push_back("PRAGMA snap.synchronous=" + t.sqlite_synchronous);
@@ -357,6 +347,15 @@ std::string Dialect::delete_expired_snapshots() const {
 }
 
 std::vector<std::string> Dialect::wait_limits(int) const { return {}; }
+
+// Search snapshots are written on every search; in the main file each such commit would make
+// every other connection drop its page cache (SQLite resets it whenever the WAL has changed
+// since its last read), so they live in a file of their own (doc/benchmarks.md).
+std::string sqlite_snapshots_file(const DbTarget& t) {
+    const std::string& db = t.sqlite_file;
+    if (db == ":memory:" || db.rfind("file::memory:", 0) == 0) return ":memory:";
+    return db + "-snapshots";
+}
 
 DbTarget parse_connection_string(const std::string& conn) {
     const std::size_t sep = conn.find("://");

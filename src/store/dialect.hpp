@@ -27,12 +27,13 @@ struct DbTarget {
     /// SQLite memory-mapped I/O of the main file, MiB; 0: off. SQLite caps it (2 GiB in Debian's
     /// build). Read-only mapping: SQLite still writes through the file.
     int sqlite_mmap_mb = 2048;
-    /// SQLite: the file of the search snapshots, attached as `snap` beside the main file
-    /// (FILE-snapshots; ":memory:" for an in-memory main database).
-    std::string sqlite_snapshots;
     std::string sqlite_file;       ///< SQLite: the main file as given (db=)
     bool sqlite_readonly = false;  ///< SOCI's readonly option: no snapshots file (searches fail)
 };
+
+/// SQLite: the file of the search snapshots, attached as `snap` beside the main file
+/// (FILE-snapshots; ":memory:" for an in-memory main database).
+std::string sqlite_snapshots_file(const DbTarget& t);
 
 /// Parses "sqlite3://db=/p timeout=5", "sqlite://...", a plain file path, "mysql://db=x user=y",
 /// "postgresql://dbname=x". `timeout=` is in seconds. Throws std::invalid_argument when malformed.

@@ -132,24 +132,31 @@ void SociStore::connect() {
     setup_session();
 }
 
-void SociStore::setup_session() {
-    if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly &&
-        target_.sqlite_snapshots != ":memory:") {
-        // An empty file is an empty database; ATTACH could not create it under `nocreate`.
-        // Same permissions as the main file and, made by root (notesctl run as root), the same
-        // owner: SQLite treats its -wal and -shm files so, and the workers must write it.
-        struct stat main_file {};
-        const bool have_main = ::stat(target_.sqlite_file.c_str(), &main_file) == 0;
-        const int fd = ::open(target_.sqlite_snapshots.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                              have_main ? (main_file.st_mode & 0666) : 0644);
-        if (fd >= 0) {  // else it exists, or ATTACH below reports why
-            if (have_main && ::geteuid() == 0) {
-                const int rc = ::fchown(fd, main_file.st_uid, main_file.st_gid);
-                (void)rc;  // on failure the file stays root's, and the workers' searches say so
-            }
-            ::close(fd);
-        }
+namespace {
+
+// Creates `path`, when missing, as an empty file (an empty SQLite database) with the permissions
+// of `model` and, made by root (notesctl run as root), its owner: SQLite treats its -wal and
+// -shm files so, and the workers must write it. Failures are left to the SQLite open that follows.
+void create_like(const std::string& path, const std::string& model) {
+    struct stat m {};
+    const bool have_model = ::stat(model.c_str(), &m) == 0;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                          have_model ? (m.st_mode & 0666) : 0644);
+    if (fd < 0) return;  // exists, or the open that follows says why
+    if (have_model && ::geteuid() == 0) {
+        const int rc = ::fchown(fd, m.st_uid, m.st_gid);
+        (void)rc;  // on failure the file stays root's, and the workers' searches say so
     }
+    ::close(fd);
+}
+
+}  // namespace
+
+void SociStore::setup_session() {
+    // created here: ATTACH could not create the snapshots file under `nocreate`
+    if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly &&
+        sqlite_snapshots_file(target_) != ":memory:")
+        create_like(sqlite_snapshots_file(target_), target_.sqlite_file);
     for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
     if (target_.backend == Backend::Sqlite) {
         lite_.busy_timeout_ms = target_.busy_timeout_ms;

@@ -187,8 +187,8 @@ BOOST_AUTO_TEST_CASE(connection_strings) {
 // one, in memory for an in-memory database.
 BOOST_FIXTURE_TEST_CASE(sqlite_session_maps_the_main_file_only, StoreFixture) {
     if (!sqlite()) return;
-    BOOST_CHECK_EQUAL(parse_connection_string(conn).sqlite_snapshots, dir + "/test.db-snapshots");
-    BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=:memory:").sqlite_snapshots, ":memory:");
+    BOOST_CHECK_EQUAL(sqlite_snapshots_file(parse_connection_string(conn)), dir + "/test.db-snapshots");
+    BOOST_CHECK_EQUAL(sqlite_snapshots_file(parse_connection_string("sqlite3://db=:memory:")), ":memory:");
     const DbTarget t = parse_connection_string(conn);
     soci::session s(make_dialect(Backend::Sqlite)->factory(), t.soci_params);
     for (const std::string& st : make_dialect(Backend::Sqlite)->session_setup(t)) s << st;
