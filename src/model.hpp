@@ -139,6 +139,12 @@ struct SearchCorpus {
 };
 
 /// A note that contains a term: the candidate-finding unit.
+/// Where a note sits in every term's postings: its updated_us and its uuid as util.hpp's
+/// uuid_halves. Unique per user, even for notes updated in the same microsecond.
+struct PostingNote {
+    long long updated_us = 0, uid_hi = 0, uid_lo = 0;
+};
+
 struct TermPosting {
     long long uid_hi = 0, uid_lo = 0;  ///< the note's uuid as util.hpp's uuid_halves
     long long updated_us = 0;

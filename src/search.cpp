@@ -171,10 +171,10 @@ void resolve_batch(Store& store, long long user_id, const Ranker& ranker,
     for (std::size_t d : batch) group.push_back(std::move(cands[d]));
     const std::vector<std::string> open = ranker.open_terms(group);
     if (open.size() <= kLookupTerms) {
-        std::vector<long long> times;
-        for (const Candidate& g : group) times.push_back(g.updated_us);
+        std::vector<PostingNote> notes;
+        for (const Candidate& g : group) notes.push_back(PostingNote{g.updated_us, g.uid_hi, g.uid_lo});
         for (const std::string& term : open)
-            ranker.add_counts(group, term, store.postings_at(user_id, term, times), true);
+            ranker.add_counts(group, term, store.postings_at(user_id, term, notes), true);
     }
     std::vector<std::string> ids;
     std::unordered_map<std::string, std::size_t> which;

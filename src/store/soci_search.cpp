@@ -167,14 +167,22 @@ std::string postings_sql(const Dialect& d, int collections, bool by_collection, 
     return sql + " ORDER BY p.updated_us DESC, p.uid_hi DESC, p.uid_lo DESC" + d.limit_clause();
 }
 
-// One key range per listed time inside (user, term): the primary key's IN-list seek on every
-// backend (a row-value IN over the whole key is not used as one by SQLite).
-std::string postings_at_sql(std::size_t times) {
+// The listed notes' rows: each (time, high half) pair is a seek in the primary key on every
+// backend (the caller drops the cross pairs that are no other listed note's). A row-value IN
+// over the whole key is not used as one by SQLite, nor are ORs of whole keys.
+std::string postings_at_sql(std::size_t notes) {
     std::string sql = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM "
                       "postings p WHERE p.user_id = :u AND p.term = :t AND p.updated_us IN (";
-    for (std::size_t i = 0; i < times; ++i) sql += (i ? ", :a" : ":a") + std::to_string(i);
+    for (std::size_t i = 0; i < notes; ++i) sql += (i ? ", :a" : ":a") + std::to_string(i);
+    sql += ") AND p.uid_hi IN (";
+    for (std::size_t i = 0; i < notes; ++i) sql += (i ? ", :h" : ":h") + std::to_string(i);
     return sql + ")";
 }
+
+// One note's row by its whole key (SQLite: a statement run per note costs a seek, no more).
+constexpr const char* kPostingOfSql =
+    "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM postings p WHERE "
+    "p.user_id = :u AND p.term = :t AND p.updated_us = :us AND p.uid_hi = :hi AND p.uid_lo = :lo";
 
 soci::statement& SearchStmts::postings(int collections, bool by_collection, bool filtered) {
     const int key = by_collection ? 10 : !filtered && collections == 0 ? 18 : 5 + std::min(collections, 2);
@@ -198,10 +206,11 @@ soci::statement& SearchStmts::postings_at() {
         Prep q(s, postings_at_sql(p.at.size()));
         q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens).out(o_pos);
         q.in(p.u, "u").in(p.term, "t");
-        std::vector<std::string> names(p.at.size());
+        std::vector<std::string> names(2 * p.at.size());
         for (std::size_t i = 0; i < p.at.size(); ++i) {
-            names[i] = "a" + std::to_string(i);
-            q.in(p.at[i], names[i].c_str());
+            names[2 * i] = "a" + std::to_string(i);
+            names[2 * i + 1] = "h" + std::to_string(i);
+            q.in(p.at[i], names[2 * i].c_str()).in(p.at_hi[i], names[2 * i + 1].c_str());
         }
         return q.done();
     });
@@ -219,12 +228,13 @@ void SearchStmts::sqlite_postings(bool filtered, std::vector<TermPosting>& out) 
     scan->read_postings(out);
 }
 
-void SearchStmts::sqlite_postings_at(std::vector<TermPosting>& out) {
-    if (!scan_at) scan_at = std::make_unique<SqliteScan>(s, postings_at_sql(p.at.size()));
+void SearchStmts::sqlite_posting_of(std::vector<TermPosting>& out) {
+    if (!scan_at) scan_at = std::make_unique<SqliteScan>(s, kPostingOfSql);
     scan_at->bind(":u", p.u);
     scan_at->bind(":t", p.term);
-    for (std::size_t i = 0; i < p.at.size(); ++i)
-        scan_at->bind((":a" + std::to_string(i)).c_str(), p.at[i]);
+    scan_at->bind(":us", p.key_us);
+    scan_at->bind(":hi", p.key_hi);
+    scan_at->bind(":lo", p.key_lo);
     scan_at->read_postings(out);
 }
 
@@ -395,24 +405,39 @@ std::vector<TermPosting> SociStore::postings_in_collections(const std::vector<lo
 }
 
 std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::string& term,
-                                                const std::vector<long long>& updated_us) {
-    if (updated_us.empty() || !valid_utf8(term)) return {};
-    if (updated_us.size() > kPostingsAtMax)
-        throw std::invalid_argument("postings_at takes at most kPostingsAtMax times");
+                                                const std::vector<PostingNote>& notes) {
+    if (notes.empty() || !valid_utf8(term)) return {};
+    if (notes.size() > kPostingsAtMax)
+        throw std::invalid_argument("postings_at takes at most kPostingsAtMax notes");
     return guarded("postings_at", [&] {
         SearchStmts& q = searches();
         q.p.u = user_id;
         q.p.term = term;
-        for (std::size_t i = 0; i < q.p.at.size(); ++i)
-            q.p.at[i] = updated_us[i < updated_us.size() ? i : 0];  // padding repeats a listed time
         std::vector<TermPosting> out;
         if (q.sqlite) {
-            q.sqlite_postings_at(out);
+            for (const PostingNote& n : notes) {
+                q.p.key_us = n.updated_us;
+                q.p.key_hi = n.uid_hi;
+                q.p.key_lo = n.uid_lo;
+                q.sqlite_posting_of(out);
+            }
             return out;
+        }
+        for (std::size_t i = 0; i < q.p.at.size(); ++i) {
+            const PostingNote& n = notes[i < notes.size() ? i : 0];  // padding repeats a listed note
+            q.p.at[i] = n.updated_us;
+            q.p.at_hi[i] = n.uid_hi;
         }
         soci::statement& st = q.postings_at();
         st.execute();
-        while (st.fetch()) out.push_back(q.posting());
+        while (st.fetch()) {
+            TermPosting row = q.posting();
+            // notes updated in the same microsecond share a time: keep the listed ones only
+            const bool listed = std::any_of(notes.begin(), notes.end(), [&](const PostingNote& n) {
+                return n.updated_us == row.updated_us && n.uid_hi == row.uid_hi && n.uid_lo == row.uid_lo;
+            });
+            if (listed) out.push_back(std::move(row));
+        }
         return out;
     });
 }

@@ -50,7 +50,7 @@ public:
     std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
                                            const SearchFilter& f, int limit) override;
     std::vector<TermPosting> postings_at(long long user_id, const std::string& term,
-                                         const std::vector<long long>& updated_us) override;
+                                         const std::vector<PostingNote>& notes) override;
     std::vector<IndexedNote> indexed_notes(long long user_id,
                                            const std::vector<std::string>& ids) override;
     std::vector<SearchHit> notes_by_ids(long long user_id, const std::vector<std::string>& ids,

@@ -10,7 +10,7 @@
 
 namespace notesd {
 
-/// Most updated_us values one Store::postings_at call takes.
+/// Most notes one Store::postings_at call takes.
 constexpr std::size_t kPostingsAtMax = 32;
 
 class Store {
@@ -43,11 +43,11 @@ public:
     /// updated first (updated_us desc, id desc), at most `limit`.
     virtual std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
                                                    const SearchFilter& f, int limit) = 0;
-    /// Postings of `term` among the user's notes whose updated_us is one of `updated_us` (at
-    /// most kPostingsAtMax values): the rows of known notes, looked up by key, any order. A
-    /// note without the term has no row.
+    /// Postings of `term` of these notes of the user (at most kPostingsAtMax), looked up by
+    /// their full key, any order. A note without the term has no row; so has a listed key that
+    /// is no longer a note's (it was updated or deleted since).
     virtual std::vector<TermPosting> postings_at(long long user_id, const std::string& term,
-                                                 const std::vector<long long>& updated_us) = 0;
+                                                 const std::vector<PostingNote>& notes) = 0;
     /// The index fields of these notes of the user (any order; unknown ids are left out).
     virtual std::vector<IndexedNote> indexed_notes(long long user_id,
                                                    const std::vector<std::string>& ids) = 0;

@@ -96,7 +96,7 @@ public:
     std::vector<TermPosting> term_postings(long long, const std::string&, const SearchFilter&, int) override {
         return {};
     }
-    std::vector<TermPosting> postings_at(long long, const std::string&, const std::vector<long long>&) override {
+    std::vector<TermPosting> postings_at(long long, const std::string&, const std::vector<PostingNote>&) override {
         return {};
     }
     std::vector<IndexedNote> indexed_notes(long long, const std::vector<std::string>&) override { return {}; }

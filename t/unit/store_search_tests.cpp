@@ -477,33 +477,51 @@ BOOST_FIXTURE_TEST_CASE(postings_order_limit_filters, SearchFixture) {
     BOOST_CHECK(store->term_postings(u, "alpha", {}, 0).empty());
 }
 
-// postings_at: the rows of given notes by key, with counts and positions; notes of another
-// user, other times and notes without the term give none.
-BOOST_FIXTURE_TEST_CASE(postings_at_looks_up_rows_by_time, SearchFixture) {
+// postings_at: the rows of given notes by their whole key, with counts and positions; notes of
+// another user, other keys, notes sharing only the time and notes without the term give none.
+BOOST_FIXTURE_TEST_CASE(postings_at_looks_up_rows_by_key, SearchFixture) {
     const long long u = user("at"), other = user("at-other");
     const std::string a = new_uuid(), b = new_uuid(), c = new_uuid(), d = new_uuid();
     store->write_batch(u, {}, {mk(a, "file system", "the file system and a file", 1, 100),
                                mk(b, "", "system file", 1, 200), mk(c, "nothing", "here", 1, 300),
                                mk(d, "", "file", 1, 200)});
-    store->write_batch(other, {}, {mk(new_uuid(), "file", "file", 1, 100)});
+    // e shares d's time and the first half of its uuid: only the whole key tells them apart
+    const std::string e = d.substr(0, 24) + (d.substr(24) == "000000000000" ? "000000000001" : "000000000000");
+    store->write_batch(u, {}, {mk(e, "", "file file", 1, 200)});
+    const std::string o = new_uuid();
+    store->write_batch(other, {}, {mk(o, "file", "file", 1, 100)});
+    auto key = [](const std::string& id, long long us) {
+        PostingNote n;
+        n.updated_us = us;
+        uuid_halves(id, n.uid_hi, n.uid_lo);
+        return n;
+    };
     auto by_id = [](const std::vector<TermPosting>& v) {
         std::map<std::string, TermPosting> out;
         for (const TermPosting& p : v) out[uuid_from_halves(p.uid_hi, p.uid_lo)] = p;
         return out;
     };
-    auto got = by_id(store->postings_at(u, "file", {100, 300, 200, 100}));
-    BOOST_REQUIRE_EQUAL(got.size(), 3u);  // a, b and d (same time); c has no "file"
+    auto got = by_id(store->postings_at(u, "file", {key(a, 100), key(c, 300), key(b, 200), key(a, 100)}));
+    BOOST_REQUIRE_EQUAL(got.size(), 2u);  // a and b; c has no "file"; d shares b's time, unasked
     BOOST_CHECK_EQUAL(got[a].title_tf, 1);
     BOOST_CHECK_EQUAL(got[a].body_tf, 2);
     BOOST_CHECK_EQUAL(got[a].positions, "0;1,4");
     BOOST_CHECK_EQUAL(got[b].positions, ";1");
-    BOOST_CHECK_EQUAL(got[d].positions, ";0");
     BOOST_CHECK_EQUAL(got[a].body_len, 6);
-    BOOST_CHECK(store->postings_at(u, "file", {150}).empty());
-    BOOST_CHECK(store->postings_at(u, "absent", {100, 200}).empty());
+    got = by_id(store->postings_at(u, "file", {key(d, 200), key(a, 100)}));
+    BOOST_CHECK_EQUAL(got.size(), 2u);
+    BOOST_CHECK_EQUAL(got.count(d) + got.count(a), 2u);
+    BOOST_CHECK_EQUAL(got[d].positions, ";0");
+    got = by_id(store->postings_at(u, "file", {key(e, 200)}));
+    BOOST_CHECK_EQUAL(got.size(), 1u);
+    BOOST_CHECK_EQUAL(got[e].positions, ";0,1");
+    BOOST_CHECK(store->postings_at(u, "file", {key(a, 150)}).empty());  // a key a is no longer at
+    BOOST_CHECK(store->postings_at(u, "absent", {key(a, 100), key(b, 200)}).empty());
     BOOST_CHECK(store->postings_at(u, "file", {}).empty());
-    BOOST_CHECK_EQUAL(store->postings_at(other, "file", {100, 200}).size(), 1u);
-    BOOST_CHECK_THROW(store->postings_at(u, "file", std::vector<long long>(kPostingsAtMax + 1, 100)),
+    BOOST_CHECK(store->postings_at(other, "file", {key(a, 100)}).empty());  // a is not other's
+    BOOST_CHECK_EQUAL(store->postings_at(other, "file", {key(o, 100), key(a, 100)}).size(), 1u);
+    BOOST_CHECK(store->postings_at(u, "file", {key(o, 100)}).empty());  // nor o u's
+    BOOST_CHECK_THROW(store->postings_at(u, "file", std::vector<PostingNote>(kPostingsAtMax + 1, key(a, 100))),
                       std::invalid_argument);
     // On SQLite these rows came through the direct scan (sqlite_direct.hpp), elsewhere through SOCI.
     auto db = raw();
