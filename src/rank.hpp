@@ -156,6 +156,8 @@ public:
     std::optional<double> score(std::string_view title_terms, std::string_view body_terms) const;
 
     const ParsedQuery& query() const { return query_; }
+    /// The user's notes containing `term` (0 for a term the query does not hold).
+    long long df_of(const std::string& term) const;
 
 private:
     struct Alt {
@@ -181,7 +183,6 @@ private:
     double saturate(double tf_title, double tf_body, const Features& f) const;
     Estimate evaluate(const Features& f) const;
     int term_index(const std::string& term) const;
-    long long df_of(const std::string& term) const;
 
     ParsedQuery query_;
     QueryStats stats_;

@@ -243,13 +243,34 @@ std::vector<std::string> best_exact(Store& store, long long user_id, const Ranke
     return ids;
 }
 
+// Postings of a term with document frequency `df` expected in the candidates' time window:
+// a recruiting unit read completely down to the window's oldest candidate shows what share of
+// the user's notes the window holds (k of its df postings fall in it); the largest share shown
+// counts. Only decides whether a window scan is worth reading, never a result.
+double expected_in_window(const std::vector<RetrievalUnit>& plan,
+                          const std::vector<std::vector<Posting>>& postings, long long lo,
+                          long long hi, long long df) {
+    double share = 0;
+    for (std::size_t u = 0; u < plan.size() && u < postings.size(); ++u) {
+        if (plan[u].df <= 0) continue;
+        long long k = 0;
+        for (const Posting& p : postings[u]) k += p.updated_us >= lo && p.updated_us <= hi;
+        share = std::max(share, static_cast<double>(k) / static_cast<double>(plan[u].df));
+    }
+    return share * static_cast<double>(df);
+}
+
 // Counts of the query terms that recruited no candidates (words beyond the posting budget, a
 // phrase's other words), from their postings in the candidates' updated_us window: the
 // candidates of one frequent word are its most recent notes, so the window is narrow and its
 // postings few. A candidate that then lacks a term is scored exactly without a read, and a
-// phrase can only match candidates holding all its words.
+// phrase can only match candidates holding all its words. A term expected to have more than
+// kWindowLimit postings in the window is skipped: the scan would stop at the limit, short of
+// most candidates, which best_exact then resolves by key anyway.
 void fill_open_counts(Store& store, long long user_id, const SearchFilter& filter,
-                      const Ranker& ranker, std::vector<Candidate>& cands) {
+                      const Ranker& ranker, const std::vector<RetrievalUnit>& plan,
+                      const std::vector<std::vector<Posting>>& postings,
+                      std::vector<Candidate>& cands) {
     if (cands.empty()) return;
     SearchFilter window = filter;
     long long lo = cands[0].updated_us, hi = cands[0].updated_us;
@@ -259,6 +280,7 @@ void fill_open_counts(Store& store, long long user_id, const SearchFilter& filte
     long long spent = 0;
     for (const std::string& term : ranker.open_terms(cands)) {
         if (spent + kWindowLimit > kWindowBudget) break;
+        if (expected_in_window(plan, postings, lo, hi, ranker.df_of(term)) > kWindowLimit) continue;
         const std::vector<Posting> more =
             store.term_postings(user_id, term, window, static_cast<int>(kWindowLimit));
         spent += static_cast<long long>(more.size());
@@ -296,7 +318,7 @@ std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const 
     }
     std::vector<Candidate> candidates =
         ranker.bound_candidates(plan, postings, complete, kMaxCandidates);
-    fill_open_counts(store, user_id, filter, ranker, candidates);
+    fill_open_counts(store, user_id, filter, ranker, plan, postings, candidates);
     return best_exact(store, user_id, ranker, candidates, kSnapshotSize);
 }
 
