@@ -2,6 +2,7 @@
 // candidate postings in the order ranking breaks ties with, stored index fields, result items
 // and snapshots. The database only finds and filters; ranking happens in rank.cpp.
 #include <algorithm>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "store/soci_stmt.hpp"
@@ -248,17 +249,27 @@ soci::statement& SearchStmts::indexed() {
 }
 
 // The columns and row mapping of list_notes (ReadStmts::note_list), plus plain_text.
+// The notes of one result page in one statement (any order): one round trip on the server
+// backends, one prepared execution on SQLite.
 soci::statement& SearchStmts::hit(bool with_content) {
     return lazy(with_content ? 12 : 13, [&] {
-        Prep q(s, std::string("SELECT n.uuid, n.title, n.snippet, ") +
-                      (with_content ? "n.content, " : "") +
-                      "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, "
-                      "t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id WHERE "
-                      "n.user_id = :u AND n.uuid = :uuid");
+        std::string sql = std::string("SELECT n.uuid, n.title, n.snippet, ") +
+                          (with_content ? "n.content, " : "") +
+                          "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, "
+                          "t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id WHERE "
+                          "n.user_id = :u AND n.uuid IN (";
+        for (std::size_t i = 0; i < kHitsMax; ++i) sql += (i ? ", :i" : ":i") + std::to_string(i);
+        Prep q(s, sql + ")");
         q.out(nr.uuid).out(nr.title).out(nr.snippet);
         if (with_content) q.out(nr.content);
         q.out(nr.created).out(nr.updated).out(nr.colls).out(nr.audios).out(o_plain);
-        return q.in(p.u, "u").in(p.uuid, "uuid").done();
+        q.in(p.u, "u");
+        std::vector<std::string> names(kHitsMax);
+        for (std::size_t i = 0; i < kHitsMax; ++i) {
+            names[i] = "i" + std::to_string(i);
+            q.in(p.uuids[i], names[i].c_str());
+        }
+        return q.done();
     });
 }
 
@@ -466,14 +477,30 @@ std::vector<SearchHit> SociStore::notes_by_ids(long long user_id,
     return guarded("notes_by_ids", [&] {
         SearchStmts& q = searches();
         q.p.u = user_id;
-        soci::statement& st = q.hit(with_content);
         std::vector<SearchHit> out;
         out.reserve(ids.size());
-        for (const std::string& id : ids) {
-            const std::optional<std::string> c = parse_uuid(id);
-            if (!c) continue;
-            q.p.uuid = *c;
-            if (fetch_one(st)) out.push_back(SearchHit{detail::to_note(q.nr, with_content), q.o_plain});
+        for (std::size_t from = 0; from < ids.size(); from += detail::kHitsMax) {
+            // canonical id -> its places in `ids` (a listed id may repeat)
+            std::unordered_map<std::string, std::vector<std::size_t>> wanted;
+            std::size_t n = 0;
+            for (std::size_t i = from; i < ids.size() && i < from + detail::kHitsMax; ++i)
+                if (const std::optional<std::string> c = parse_uuid(ids[i])) {
+                    q.p.uuids[n++] = *c;
+                    wanted[*c].push_back(i);
+                }
+            if (n == 0) continue;
+            for (std::size_t i = n; i < detail::kHitsMax; ++i) q.p.uuids[i] = q.p.uuids[0];  // padding
+            std::vector<std::optional<SearchHit>> found(std::min(detail::kHitsMax, ids.size() - from));
+            soci::statement& st = q.hit(with_content);
+            st.execute();
+            while (st.fetch()) {
+                auto it = wanted.find(q.nr.uuid);
+                if (it == wanted.end()) continue;
+                for (std::size_t i : it->second)
+                    found[i - from] = SearchHit{detail::to_note(q.nr, with_content), q.o_plain};
+            }
+            for (auto& f : found)
+                if (f) out.push_back(std::move(*f));
         }
         return out;
     });

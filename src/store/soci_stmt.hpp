@@ -253,11 +253,15 @@ struct IndexDelta {
 /// Maps a list row to the item list_notes returns (shared by notes_by_ids).
 NoteItem to_note(const NoteRow& r, bool with_content);
 
+/// Most notes one hit() statement reads: a page of search results (the contract's limit).
+constexpr std::size_t kHitsMax = 100;
+
 struct SearchParams {
     long long u = 0, lim = 0, cmin = 0, cmax = 0, umin = 0, umax = 0, mask = 0, mask2 = 0;
     long long coll = 0, now = 0;
     std::string term, prefix, prefix_end, uuid;
     std::vector<long long> colls = std::vector<long long>(100, 0);  // the IN list, padded
+    std::vector<std::string> uuids = std::vector<std::string>(kHitsMax);  // hit(), padded
     // postings_at: the notes' times and high uuid halves (padded IN lists), or one note's key
     std::vector<long long> at = std::vector<long long>(kPostingsAtMax, 0);
     std::vector<long long> at_hi = std::vector<long long>(kPostingsAtMax, 0);

@@ -764,6 +764,24 @@ BOOST_FIXTURE_TEST_CASE(user_isolation, SearchFixture) {
     BOOST_CHECK_EQUAL(store->term_dfs(a, {"onlya"})[0], 1);
 }
 
+// notes_by_ids reads a page in one statement of at most 100 ids: longer lists and repeated
+// ids still come back whole and in the asked order.
+BOOST_FIXTURE_TEST_CASE(notes_by_ids_long_and_repeated_lists, SearchFixture) {
+    const long long u = user("hits-long");
+    const std::string a = new_uuid(), b = new_uuid(), c = new_uuid();
+    store->write_batch(u, {}, {mk(a, "a", "x", 1, 1), mk(b, "b", "x", 2, 2), mk(c, "c", "x", 3, 3)});
+    std::vector<std::string> ask, want;
+    for (int i = 0; i < 207; ++i) {  // over two statements of 100 (the largest page)
+        const std::string& id = i % 4 == 0 ? a : i % 4 == 1 ? c : i % 4 == 2 ? b : a;
+        ask.push_back(i % 9 == 5 ? new_uuid() : id);  // some unknown ids among them
+        if (i % 9 != 5) want.push_back(id);
+    }
+    const auto hits = store->notes_by_ids(u, ask, false);
+    BOOST_REQUIRE_EQUAL(hits.size(), want.size());
+    for (std::size_t i = 0; i < hits.size(); ++i) BOOST_CHECK_EQUAL(hits[i].note.id, want[i]);
+    BOOST_CHECK(store->notes_by_ids(user("hits-other"), ask, false).empty());
+}
+
 // notes_by_ids: the given order, deleted and unknown ids left out, items as list_notes has them.
 BOOST_FIXTURE_TEST_CASE(notes_by_ids_as_list_items, SearchFixture) {
     const long long u = user("hits");
