@@ -239,6 +239,28 @@ void SearchStmts::sqlite_posting_of(std::vector<TermPosting>& out) {
     scan_at->read_postings(out);
 }
 
+namespace {
+
+// " IN (:i0, ..., :i99)" over p.uuids: a chunk of note ids read in one statement (any order),
+// one round trip on the server backends, one prepared execution on SQLite.
+std::string uuid_list_sql() {
+    std::string sql = " IN (";
+    for (std::size_t i = 0; i < kHitsMax; ++i) sql += (i ? ", :i" : ":i") + std::to_string(i);
+    return sql + ")";
+}
+
+void bind_uuid_list(Prep& q, SearchParams& p, std::vector<std::string>& names) {
+    names.resize(kHitsMax);
+    for (std::size_t i = 0; i < kHitsMax; ++i) {
+        names[i] = "i" + std::to_string(i);
+        q.in(p.uuids[i], names[i].c_str());
+    }
+}
+
+}  // namespace
+
+// One note by id. (An IN list here would let SQLite, without statistics, prefer scanning the
+// user's range of the covering notes_by_created index over seeking each id: 80x slower.)
 soci::statement& SearchStmts::indexed() {
     return lazy(11, [&] {
         return Prep(s, "SELECT n.uuid, n.updated_us, t.title_terms, t.body_terms FROM notes n "
@@ -248,27 +270,19 @@ soci::statement& SearchStmts::indexed() {
     });
 }
 
-// The columns and row mapping of list_notes (ReadStmts::note_list), plus plain_text.
-// The notes of one result page in one statement (any order): one round trip on the server
-// backends, one prepared execution on SQLite.
 soci::statement& SearchStmts::hit(bool with_content) {
     return lazy(with_content ? 12 : 13, [&] {
-        std::string sql = std::string("SELECT n.uuid, n.title, n.snippet, ") +
-                          (with_content ? "n.content, " : "") +
-                          "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, "
-                          "t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id WHERE "
-                          "n.user_id = :u AND n.uuid IN (";
-        for (std::size_t i = 0; i < kHitsMax; ++i) sql += (i ? ", :i" : ":i") + std::to_string(i);
-        Prep q(s, sql + ")");
+        Prep q(s, std::string("SELECT n.uuid, n.title, n.snippet, ") +
+                      (with_content ? "n.content, " : "") +
+                      "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, "
+                      "t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id WHERE "
+                      "n.user_id = :u AND n.uuid" + uuid_list_sql());
         q.out(nr.uuid).out(nr.title).out(nr.snippet);
         if (with_content) q.out(nr.content);
         q.out(nr.created).out(nr.updated).out(nr.colls).out(nr.audios).out(o_plain);
         q.in(p.u, "u");
-        std::vector<std::string> names(kHitsMax);
-        for (std::size_t i = 0; i < kHitsMax; ++i) {
-            names[i] = "i" + std::to_string(i);
-            q.in(p.uuids[i], names[i].c_str());
-        }
+        std::vector<std::string> names;
+        bind_uuid_list(q, p, names);
         return q.done();
     });
 }
@@ -453,6 +467,25 @@ std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::st
     });
 }
 
+namespace {
+
+// Binds ids[from, from + kHitsMax) that are uuids, canonical, to p.uuids (padded with the
+// first) and records where each sits in `ids`; false when none of them is a uuid.
+bool bind_uuid_chunk(detail::SearchParams& p, const std::vector<std::string>& ids, std::size_t from,
+                     std::unordered_map<std::string, std::vector<std::size_t>>& places) {
+    places.clear();
+    std::size_t n = 0;
+    for (std::size_t i = from; i < ids.size() && i < from + detail::kHitsMax; ++i)
+        if (const std::optional<std::string> c = parse_uuid(ids[i])) {
+            p.uuids[n++] = *c;
+            places[*c].push_back(i);
+        }
+    for (std::size_t i = n; n > 0 && i < detail::kHitsMax; ++i) p.uuids[i] = p.uuids[0];
+    return n > 0;
+}
+
+}  // namespace
+
 std::vector<IndexedNote> SociStore::indexed_notes(long long user_id,
                                                   const std::vector<std::string>& ids) {
     return guarded("indexed_notes", [&] {
@@ -479,23 +512,15 @@ std::vector<SearchHit> SociStore::notes_by_ids(long long user_id,
         q.p.u = user_id;
         std::vector<SearchHit> out;
         out.reserve(ids.size());
+        std::unordered_map<std::string, std::vector<std::size_t>> places;  // a listed id may repeat
         for (std::size_t from = 0; from < ids.size(); from += detail::kHitsMax) {
-            // canonical id -> its places in `ids` (a listed id may repeat)
-            std::unordered_map<std::string, std::vector<std::size_t>> wanted;
-            std::size_t n = 0;
-            for (std::size_t i = from; i < ids.size() && i < from + detail::kHitsMax; ++i)
-                if (const std::optional<std::string> c = parse_uuid(ids[i])) {
-                    q.p.uuids[n++] = *c;
-                    wanted[*c].push_back(i);
-                }
-            if (n == 0) continue;
-            for (std::size_t i = n; i < detail::kHitsMax; ++i) q.p.uuids[i] = q.p.uuids[0];  // padding
+            if (!bind_uuid_chunk(q.p, ids, from, places)) continue;
             std::vector<std::optional<SearchHit>> found(std::min(detail::kHitsMax, ids.size() - from));
             soci::statement& st = q.hit(with_content);
             st.execute();
             while (st.fetch()) {
-                auto it = wanted.find(q.nr.uuid);
-                if (it == wanted.end()) continue;
+                auto it = places.find(q.nr.uuid);
+                if (it == places.end()) continue;
                 for (std::size_t i : it->second)
                     found[i - from] = SearchHit{detail::to_note(q.nr, with_content), q.o_plain};
             }
