@@ -243,13 +243,13 @@ std::vector<std::string> best_exact(Store& store, long long user_id, const Ranke
     return ids;
 }
 
-// Postings of a term with document frequency `df` expected in the candidates' time window:
-// a recruiting unit read completely down to the window's oldest candidate shows what share of
-// the user's notes the window holds (k of its df postings fall in it); the largest share shown
-// counts. Only decides whether a window scan is worth reading, never a result.
-double expected_in_window(const std::vector<RetrievalUnit>& plan,
-                          const std::vector<std::vector<Posting>>& postings, long long lo,
-                          long long hi, long long df) {
+// The share of the user's notes that lies in the candidates' time window [lo, hi], as the
+// recruiting lists show it: a unit read completely down to the window's oldest candidate has
+// k of its df postings in the window; the largest such share counts. A term with document
+// frequency df then has about share x df postings there. Only decides whether a window scan
+// is worth reading, never a result.
+double window_share(const std::vector<RetrievalUnit>& plan,
+                    const std::vector<std::vector<Posting>>& postings, long long lo, long long hi) {
     double share = 0;
     for (std::size_t u = 0; u < plan.size() && u < postings.size(); ++u) {
         if (plan[u].df <= 0) continue;
@@ -257,7 +257,7 @@ double expected_in_window(const std::vector<RetrievalUnit>& plan,
         for (const Posting& p : postings[u]) k += p.updated_us >= lo && p.updated_us <= hi;
         share = std::max(share, static_cast<double>(k) / static_cast<double>(plan[u].df));
     }
-    return share * static_cast<double>(df);
+    return share;
 }
 
 // Counts of the query terms that recruited no candidates (words beyond the posting budget, a
@@ -277,10 +277,11 @@ void fill_open_counts(Store& store, long long user_id, const SearchFilter& filte
     for (const Candidate& c : cands) lo = std::min(lo, c.updated_us), hi = std::max(hi, c.updated_us);
     window.updated.min_us = std::max(window.updated.min_us, lo);
     window.updated.max_us = std::min(window.updated.max_us, hi);
+    const double share = window_share(plan, postings, lo, hi);
     long long spent = 0;
     for (const std::string& term : ranker.open_terms(cands)) {
         if (spent + kWindowLimit > kWindowBudget) break;
-        if (expected_in_window(plan, postings, lo, hi, ranker.df_of(term)) > kWindowLimit) continue;
+        if (share * static_cast<double>(ranker.df_of(term)) > static_cast<double>(kWindowLimit)) continue;
         const std::vector<Posting> more =
             store.term_postings(user_id, term, window, static_cast<int>(kWindowLimit));
         spent += static_cast<long long>(more.size());

@@ -80,6 +80,10 @@ public:
     virtual std::string count_star() const = 0;
     /// A query with parameter `:name` returning the number of tables of that name (0 or 1).
     virtual std::string table_exists() const = 0;
+    /// True when postings_at should seek its listed keys from a VALUES list through a LATERAL
+    /// subquery rather than filter with IN lists: PostgreSQL's generic plan for the IN form (or
+    /// a plain join), built without the term's real size, reads the term's whole range instead.
+    virtual bool joins_key_lists() const { return false; }
     /// The search snapshots table (SQLite: in the attached snapshots file).
     virtual std::string snapshots_table() const { return "snapshots"; }
     /// Deletes at most `:lim` snapshots with expires_us <= `:now`, oldest first.

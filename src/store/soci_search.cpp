@@ -2,8 +2,8 @@
 // candidate postings in the order ranking breaks ties with, stored index fields, result items
 // and snapshots. The database only finds and filters; ranking happens in rank.cpp.
 #include <algorithm>
-#include <unordered_map>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "store/soci_stmt.hpp"
 #include "util.hpp"
@@ -168,16 +168,28 @@ std::string postings_sql(const Dialect& d, int collections, bool by_collection, 
     return sql + " ORDER BY p.updated_us DESC, p.uid_hi DESC, p.uid_lo DESC" + d.limit_clause();
 }
 
-// The listed notes' rows: each (time, high half) pair is a seek in the primary key on every
-// backend (the caller drops the cross pairs that are no other listed note's). A row-value IN
-// over the whole key is not used as one by SQLite, nor are ORs of whole keys.
-std::string postings_at_sql(std::size_t notes) {
-    std::string sql = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM "
-                      "postings p WHERE p.user_id = :u AND p.term = :t AND p.updated_us IN (";
-    for (std::size_t i = 0; i < notes; ++i) sql += (i ? ", :a" : ":a") + std::to_string(i);
-    sql += ") AND p.uid_hi IN (";
-    for (std::size_t i = 0; i < notes; ++i) sql += (i ? ", :h" : ":h") + std::to_string(i);
-    return sql + ")";
+// The listed notes' rows, looked up by (time, high half) in the primary key; the caller drops
+// rows of other notes (same time and high half) and repeats (padding repeats a listed note).
+// MariaDB seeks each pair of a row-value IN list (two IN lists would seek every time with
+// every half: 1,024 ranges for 32 notes); PostgreSQL seeks each pair of a VALUES list in a
+// lateral subquery (Dialect::joins_key_lists). SQLite does not run this statement: it seeks
+// each whole key with kPostingOfSql.
+std::string postings_at_sql(const Dialect& d, std::size_t notes) {
+    const std::string cols = "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM ";
+    std::string pairs;
+    for (std::size_t i = 0; i < notes; ++i) {
+        const std::string n = std::to_string(i);
+        pairs += i ? ", (:a" + n + ", :h" + n + ")"
+                   : d.joins_key_lists() ? "(CAST(:a0 AS BIGINT), CAST(:h0 AS BIGINT))" : "(:a0, :h0)";
+    }
+    if (d.joins_key_lists())
+        // LATERAL with OFFSET 0 keeps the seek per key even in a generic plan, which would
+        // otherwise hash-join the keys against the term's whole range
+        return cols + "(VALUES " + pairs + ") AS k (us, hi) CROSS JOIN LATERAL (" + cols +
+               "postings p WHERE p.user_id = :u AND p.term = :t AND p.updated_us = k.us AND "
+               "p.uid_hi = k.hi OFFSET 0) p";
+    return cols + "postings p WHERE p.user_id = :u AND p.term = :t AND (p.updated_us, p.uid_hi) IN (" +
+           pairs + ")";
 }
 
 // One note's row by its whole key (SQLite: a statement run per note costs a seek, no more).
@@ -204,7 +216,7 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection, bool
 
 soci::statement& SearchStmts::postings_at() {
     return lazy(17, [&] {
-        Prep q(s, postings_at_sql(p.at.size()));
+        Prep q(s, postings_at_sql(d, p.at.size()));
         q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens).out(o_pos);
         q.in(p.u, "u").in(p.term, "t");
         std::vector<std::string> names(2 * p.at.size());
@@ -270,6 +282,8 @@ soci::statement& SearchStmts::indexed() {
     });
 }
 
+// The columns and row mapping of list_notes (ReadStmts::note_list), plus plain_text, of a
+// chunk of ids (p.uuids).
 soci::statement& SearchStmts::hit(bool with_content) {
     return lazy(with_content ? 12 : 13, [&] {
         Prep q(s, std::string("SELECT n.uuid, n.title, n.snippet, ") +
@@ -457,11 +471,17 @@ std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::st
         st.execute();
         while (st.fetch()) {
             TermPosting row = q.posting();
-            // notes updated in the same microsecond share a time: keep the listed ones only
+            auto same = [&](long long us, long long hi, long long lo) {
+                return us == row.updated_us && hi == row.uid_hi && lo == row.uid_lo;
+            };
+            // notes updated in the same microsecond share a time: keep the listed ones, once
             const bool listed = std::any_of(notes.begin(), notes.end(), [&](const PostingNote& n) {
-                return n.updated_us == row.updated_us && n.uid_hi == row.uid_hi && n.uid_lo == row.uid_lo;
+                return same(n.updated_us, n.uid_hi, n.uid_lo);
             });
-            if (listed) out.push_back(std::move(row));
+            const bool repeated = std::any_of(out.begin(), out.end(), [&](const TermPosting& o) {
+                return same(o.updated_us, o.uid_hi, o.uid_lo);
+            });
+            if (listed && !repeated) out.push_back(std::move(row));
         }
         return out;
     });
