@@ -253,7 +253,8 @@ struct IndexDelta {
 /// Maps a list row to the item list_notes returns (shared by notes_by_ids).
 NoteItem to_note(const NoteRow& r, bool with_content);
 
-/// Most notes one hit() statement reads: a page of search results (the contract's limit).
+/// Most notes one hit() statement reads: a whole page of search results (limit is at most 50)
+/// or the whole snapshot window (100); longer lists take several statements.
 constexpr std::size_t kHitsMax = 100;
 
 struct SearchParams {
