@@ -197,11 +197,39 @@ constexpr const char* kPostingOfSql =
     "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM postings p WHERE "
     "p.user_id = :u AND p.term = :t AND p.updated_us = :us AND p.uid_hi = :hi AND p.uid_lo = :lo";
 
+namespace {
+
+// The result columns of the postings statements, bound to the batch vectors (read_postings
+// sizes them: SOCI takes a bulk into's size as its batch size).
+void bind_posting_batch(Prep& q, SearchStmts& st) {
+    q.out(st.b_hi).out(st.b_lo).out(st.b_updated).out(st.b_tfs).out(st.b_lens).out(st.b_pos);
+}
+
+}  // namespace
+
+void SearchStmts::read_postings(soci::statement& st, std::vector<TermPosting>& out) {
+    // SOCI shrinks the vectors to the rows of the last fetch (to 0 at the end), and both
+    // execute and fetch refuse vectors of size 0
+    auto full_batch = [&] {
+        for (auto* v : {&b_hi, &b_lo, &b_updated, &b_tfs, &b_lens}) v->resize(kPostingsBatch);
+        b_pos.resize(kPostingsBatch);
+    };
+    full_batch();
+    st.execute();
+    for (;;) {
+        full_batch();
+        if (!st.fetch()) break;
+        for (std::size_t i = 0; i < b_hi.size(); ++i)
+            out.push_back(unpack_posting(b_hi[i], b_lo[i], b_updated[i], b_tfs[i], b_lens[i],
+                                         std::move(b_pos[i])));
+    }
+}
+
 soci::statement& SearchStmts::postings(int collections, bool by_collection, bool filtered) {
     const int key = by_collection ? 10 : !filtered && collections == 0 ? 18 : 5 + std::min(collections, 2);
     return lazy(key, [&] {
         Prep q(s, postings_sql(d, collections, by_collection, filtered));
-        q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens).out(o_pos);
+        bind_posting_batch(q, *this);
         q.in(p.u, "u").in(p.term, "t").in(p.coll, "coll").in(p.umin, "umin").in(p.umax, "umax")
             .in(p.cmin, "cmin").in(p.cmax, "cmax").in(p.mask, "mask").in(p.mask2, "mask2")
             .in(p.lim, "lim");
@@ -217,7 +245,7 @@ soci::statement& SearchStmts::postings(int collections, bool by_collection, bool
 soci::statement& SearchStmts::postings_at() {
     return lazy(17, [&] {
         Prep q(s, postings_at_sql(d, p.at.size()));
-        q.out(o_hi).out(o_lo).out(o_updated).out(o_tfs).out(o_lens).out(o_pos);
+        bind_posting_batch(q, *this);
         q.in(p.u, "u").in(p.term, "t");
         std::vector<std::string> names(2 * p.at.size());
         for (std::size_t i = 0; i < p.at.size(); ++i) {
@@ -406,9 +434,7 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
             q.sqlite_postings(filtered, out);
             return out;
         }
-        soci::statement& st = q.postings(0, false, filtered);
-        st.execute();
-        while (st.fetch()) out.push_back(q.posting());
+        q.read_postings(q.postings(0, false, filtered), out);
         return out;
     });
 }
@@ -425,16 +451,13 @@ std::vector<TermPosting> SociStore::postings_in_collections(const std::vector<lo
     if (coll_notes >= df) {
         for (std::size_t i = 0; i < q.p.colls.size(); ++i)
             q.p.colls[i] = colls[i < colls.size() ? i : 0];  // padding repeats a listed id
-        soci::statement& st = q.postings(static_cast<int>(colls.size()), false);
-        st.execute();
-        while (st.fetch()) out.push_back(q.posting());
+        q.read_postings(q.postings(static_cast<int>(colls.size()), false), out);
         return out;
     }
     soci::statement& st = q.postings(1, true);
     for (long long c : colls) {
         q.p.coll = c;
-        st.execute();
-        while (st.fetch()) out.push_back(q.posting());
+        q.read_postings(st, out);
     }
     // Merge: a note in several listed collections comes once; the global order and limit hold.
     std::sort(out.begin(), out.end(), before);
@@ -467,10 +490,9 @@ std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::st
             q.p.at[i] = n.updated_us;
             q.p.at_hi[i] = n.uid_hi;
         }
-        soci::statement& st = q.postings_at();
-        st.execute();
-        while (st.fetch()) {
-            TermPosting row = q.posting();
+        std::vector<TermPosting> rows;
+        q.read_postings(q.postings_at(), rows);
+        for (TermPosting& row : rows) {
             auto same = [&](long long us, long long hi, long long lo) {
                 return us == row.updated_us && hi == row.uid_hi && lo == row.uid_lo;
             };

@@ -253,6 +253,9 @@ struct IndexDelta {
 /// Maps a list row to the item list_notes returns (shared by notes_by_ids).
 NoteItem to_note(const NoteRow& r, bool with_content);
 
+/// Postings rows fetched per round by SearchStmts::read_postings.
+constexpr std::size_t kPostingsBatch = 256;
+
 /// Most notes one hit() statement reads: a whole page of search results (limit is at most 50)
 /// or the whole snapshot window (100); longer lists take several statements.
 constexpr std::size_t kHitsMax = 100;
@@ -291,15 +294,17 @@ struct SearchStmts {
     soci::statement& snapshot_insert();
     soci::statement& snapshot_find();
     soci::statement& snapshot_purge();
-    /// The postings row just fetched by postings().
-    TermPosting posting() const { return unpack_posting(o_hi, o_lo, o_updated, o_tfs, o_lens, o_pos); }
+    /// Runs postings() or postings_at() and appends their rows, fetched kPostingsBatch at a
+    /// time (SOCI's per-row exchange is most of a server backend's cost per row).
+    void read_postings(soci::statement& st, std::vector<TermPosting>& out);
 
     soci::session& s;
     const Dialect& d;
     SearchParams p;
     long long o_notes = 0, o_tt = 0, o_bt = 0, o_df = 0, o_hi = 0, o_lo = 0, o_updated = 0;
-    long long o_created = 0, o_tfs = 0, o_lens = 0;
-    std::string o_pos;
+    long long o_created = 0;
+    std::vector<long long> b_hi, b_lo, b_updated, b_tfs, b_lens;  // postings rows, in batches
+    std::vector<std::string> b_pos;
     std::string o_term, o_uuid, o_title_terms, o_body_terms, o_plain, o_fp, o_ids;
     NoteRow nr;
     SnapshotRecord snap;
