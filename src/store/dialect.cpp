@@ -231,6 +231,14 @@ public:
         return "(" + col + " < :k OR (" + col + " = :k2 AND " + id + " < :kid))";
     }
     std::string count_star() const override { return "CAST(COUNT(*) AS SIGNED)"; }
+    // For a keyset page ORDER BY ... DESC LIMIT n, MariaDB 10.11 prefers a table scan over the
+    // range (it is not covering) and then reads the user's whole index range in order from the
+    // newest note (ref on user_id), filtering up to the cursor: 15,102 rows and 45,420 pages at
+    // 3/4 of a 20,000-note walk (ANALYZE FORMAT=JSON), 30-75 ms, against 101 rows and 313 pages
+    // for the range it takes when the index is forced.
+    std::string force_index(const std::string& index) const override {
+        return " FORCE INDEX (" + index + ")";
+    }
     // MariaDB refuses LIMIT inside an IN subquery (error 1235); a single-table DELETE takes it.
     std::string delete_expired_snapshots() const override {
         return "DELETE FROM snapshots WHERE expires_us <= :now ORDER BY expires_us" +

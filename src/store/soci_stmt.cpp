@@ -44,7 +44,10 @@ std::vector<std::string> placeholders(const std::string& sql) {
 std::string note_from_where(const Dialect& d, OrderBy o, bool in_collection, bool keyset,
                             bool join_notes) {
     const std::string t = in_collection ? "nc" : "n";
-    std::string w = !in_collection ? " FROM notes n WHERE n.user_id = :u"
+    // a page reads its sort index (Dialect::force_index); a count may take any
+    const std::string hint =
+        keyset ? d.force_index(o == OrderBy::UpdatedAt ? "notes_by_updated" : "notes_by_created") : "";
+    std::string w = !in_collection ? " FROM notes n" + hint + " WHERE n.user_id = :u"
                     : join_notes   ? " FROM note_collections nc JOIN notes n ON n.id = nc.note_id"
                                      " WHERE nc.collection_id = :coll AND n.user_id = :u"
                                    : " FROM note_collections nc WHERE nc.collection_id = :coll";
