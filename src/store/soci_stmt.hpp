@@ -301,11 +301,10 @@ struct SearchStmts {
     soci::session& s;
     const Dialect& d;
     SearchParams p;
-    long long o_notes = 0, o_tt = 0, o_bt = 0, o_df = 0, o_hi = 0, o_lo = 0, o_updated = 0;
-    long long o_created = 0;
+    long long o_notes = 0, o_tt = 0, o_bt = 0, o_df = 0, o_updated = 0;
     std::vector<long long> b_hi, b_lo, b_updated, b_tfs, b_lens;  // postings rows, in batches
     std::vector<std::string> b_pos;
-    std::string o_term, o_uuid, o_title_terms, o_body_terms, o_plain, o_fp, o_ids;
+    std::string o_term, o_uuid, o_title_terms, o_body_terms, o_plain;
     NoteRow nr;
     SnapshotRecord snap;
     std::string snap_ids;
