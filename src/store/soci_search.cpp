@@ -269,14 +269,17 @@ void SearchStmts::sqlite_postings(bool filtered, std::vector<TermPosting>& out) 
     scan->read_postings(out);
 }
 
-void SearchStmts::sqlite_posting_of(std::vector<TermPosting>& out) {
+void SearchStmts::sqlite_postings_at(const std::vector<PostingNote>& notes,
+                                     std::vector<TermPosting>& out) {
     if (!scan_at) scan_at = std::make_unique<SqliteScan>(s, kPostingOfSql);
-    scan_at->bind(":u", p.u);
+    scan_at->bind(":u", p.u);  // bindings outlive each run: only the key changes per note
     scan_at->bind(":t", p.term);
-    scan_at->bind(":us", p.key_us);
-    scan_at->bind(":hi", p.key_hi);
-    scan_at->bind(":lo", p.key_lo);
-    scan_at->read_postings(out);
+    for (const PostingNote& n : notes) {
+        scan_at->bind(":us", n.updated_us);
+        scan_at->bind(":hi", n.uid_hi);
+        scan_at->bind(":lo", n.uid_lo);
+        scan_at->read_postings(out);
+    }
 }
 
 namespace {
@@ -477,12 +480,7 @@ std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::st
         q.p.term = term;
         std::vector<TermPosting> out;
         if (q.sqlite) {
-            for (const PostingNote& n : notes) {
-                q.p.key_us = n.updated_us;
-                q.p.key_hi = n.uid_hi;
-                q.p.key_lo = n.uid_lo;
-                q.sqlite_posting_of(out);
-            }
+            q.sqlite_postings_at(notes, out);
             return out;
         }
         for (std::size_t i = 0; i < q.p.at.size(); ++i) {

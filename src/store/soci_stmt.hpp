@@ -266,10 +266,9 @@ struct SearchParams {
     std::string term, prefix, prefix_end, uuid;
     std::vector<long long> colls = std::vector<long long>(100, 0);  // the IN list, padded
     std::vector<std::string> uuids = std::vector<std::string>(kHitsMax);  // hit(), padded
-    // postings_at: the notes' times and high uuid halves (padded IN lists), or one note's key
+    // postings_at on the servers: the notes' (time, high uuid half) pairs, padded
     std::vector<long long> at = std::vector<long long>(kPostingsAtMax, 0);
     std::vector<long long> at_hi = std::vector<long long>(kPostingsAtMax, 0);
-    long long key_us = 0, key_hi = 0, key_lo = 0;
 };
 
 /// Statements of the search methods, each prepared on first use.
@@ -282,13 +281,14 @@ struct SearchStmts {
     /// (padded) 100 collections through note_collections. !filtered (only without
     /// collections): the time bounds and flags are not checked.
     soci::statement& postings(int collections, bool by_collection, bool filtered = true);
-    /// The rows of :t whose updated_us is one of p.at and uid_hi one of p.at_hi (postings_at
-    /// keeps those of the asked notes).
+    /// The rows of :t at the (time, high half) pairs of p.at / p.at_hi (postings_at keeps those
+    /// of the asked notes).
     soci::statement& postings_at();
     /// SQLite only (sqlite_direct.hpp), read into out without SOCI's per-row exchange:
-    /// postings(0, false, filtered) bound from p, and the row of one note (p.key_*).
+    /// postings(0, false, filtered) bound from p, and the rows of :t of `notes`, one whole-key
+    /// seek each.
     void sqlite_postings(bool filtered, std::vector<TermPosting>& out);
-    void sqlite_posting_of(std::vector<TermPosting>& out);
+    void sqlite_postings_at(const std::vector<PostingNote>& notes, std::vector<TermPosting>& out);
     soci::statement& indexed();
     soci::statement& hit(bool with_content);
     soci::statement& snapshot_insert();

@@ -154,9 +154,9 @@ void create_like(const std::string& path, const std::string& model) {
 
 void SociStore::setup_session() {
     // created here: ATTACH could not create the snapshots file under `nocreate`
-    if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly &&
-        sqlite_snapshots_file(target_) != ":memory:")
-        create_like(sqlite_snapshots_file(target_), target_.sqlite_file);
+    if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly)
+        if (const std::string snap = sqlite_snapshots_file(target_); snap != ":memory:")
+            create_like(snap, target_.sqlite_file);
     for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
     if (target_.backend == Backend::Sqlite) {
         lite_.busy_timeout_ms = target_.busy_timeout_ms;

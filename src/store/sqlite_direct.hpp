@@ -27,8 +27,9 @@ public:
     SqliteScan(const SqliteScan&) = delete;
     SqliteScan& operator=(const SqliteScan&) = delete;
 
-    /// Binds a named parameter (":u") when the statement has it. Text is not copied: it must
-    /// stay unchanged until read_postings returns.
+    /// Binds a named parameter (":u") when the statement has it; a binding holds for every
+    /// read_postings until rebound. Text is not copied: it must stay unchanged until the last
+    /// read_postings that uses it returns.
     void bind(const char* name, long long value);
     void bind(const char* name, const std::string& text);
     /// Runs the statement and appends its rows; throws soci::sqlite3_soci_error on failure.
