@@ -249,6 +249,7 @@ void generate_demo(Store& store, long long user_id, int notes, unsigned seed) {
         store.write_batch(user_id, i == 0 ? data.collections : std::vector<CollectionInput>{}, batch);
         if (data.notes.empty()) break;
     }
+    store.pack_postings(user_id);
 }
 
 }  // namespace notesd

@@ -462,12 +462,17 @@ ImportReport import_path(Store& store, long long user_id, const std::string& pat
     std::error_code ec;
     fs::file_status st = fs::status(path, ec);
     if (ec || !fs::exists(st)) throw std::runtime_error(path + ": no such file or folder");
-    if (fs::is_directory(st)) return import_folder(store, user_id, path, options);
     std::string ext = fs::path(path).extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
-    if (fs::is_regular_file(st) && (ext == ".jsonl" || ext == ".ndjson"))
-        return import_jsonl(store, user_id, path, options);
-    throw std::runtime_error(path + ": expected a folder of markdown files or a .jsonl file");
+    ImportReport report;
+    if (fs::is_directory(st))
+        report = import_folder(store, user_id, path, options);
+    else if (fs::is_regular_file(st) && (ext == ".jsonl" || ext == ".ndjson"))
+        report = import_jsonl(store, user_id, path, options);
+    else
+        throw std::runtime_error(path + ": expected a folder of markdown files or a .jsonl file");
+    store.pack_postings(user_id);  // the search index's read-optimised copy, once per import
+    return report;
 }
 
 }  // namespace notesd

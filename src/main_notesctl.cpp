@@ -245,6 +245,7 @@ private:
         std::optional<std::string> id = parse_uuid(a_.words[3]);
         if (!id) throw UsageError("NOTE_ID must be a UUID");
         if (!store_->delete_note(u.id, *id)) throw std::runtime_error("user " + u.name + " has no note " + *id);
+        store_->pack_postings(u.id);
         std::cerr << "deleted note " << *id << "\n";
         return 0;
     }

@@ -257,18 +257,6 @@ soci::statement& SearchStmts::postings_at() {
     });
 }
 
-void SearchStmts::sqlite_postings(bool filtered, std::vector<TermPosting>& out) {
-    std::unique_ptr<SqliteScan>& scan = filtered ? scan_filtered : scan_all;
-    if (!scan) scan = std::make_unique<SqliteScan>(s, postings_sql(d, 0, false, filtered));
-    scan->bind(":u", p.u);
-    scan->bind(":t", p.term);
-    scan->bind(":lim", p.lim);
-    for (auto [name, v] : {std::pair{":umin", p.umin}, {":umax", p.umax}, {":cmin", p.cmin},
-                           {":cmax", p.cmax}, {":mask", p.mask}, {":mask2", p.mask2}})
-        scan->bind(name, v);
-    scan->read_postings(out);
-}
-
 void SearchStmts::sqlite_postings_at(const std::vector<PostingNote>& notes,
                                      std::vector<TermPosting>& out) {
     if (!scan_at) scan_at = std::make_unique<SqliteScan>(s, kPostingOfSql);
@@ -433,8 +421,11 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
         // no bound and no flag: the scan skips the filter columns (most searches)
         const bool filtered =
             f.flags_any != 0 || !(f.created == TimeRange{}) || !(f.updated == TimeRange{});
-        if (q.sqlite) {
-            q.sqlite_postings(filtered, out);
+        if (detail::PackedPostings* packed = q.packed()) {
+            packed->read(user_id, term,
+                         detail::PostingsWindow{f.updated.min_us, f.updated.max_us,
+                                                f.created.min_us, f.created.max_us, f.flags_any},
+                         limit, out);
             return out;
         }
         q.read_postings(q.postings(0, false, filtered), out);

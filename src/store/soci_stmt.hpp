@@ -13,6 +13,7 @@
 #include "errors.hpp"
 #include "store/soci_store.hpp"
 #include "store/sqlite_direct.hpp"
+#include "store/sqlite_packed.hpp"
 #include "util.hpp"
 
 namespace notesd {
@@ -284,10 +285,8 @@ struct SearchStmts {
     /// The rows of :t at the (time, high half) pairs of p.at / p.at_hi (postings_at keeps those
     /// of the asked notes).
     soci::statement& postings_at();
-    /// SQLite only (sqlite_direct.hpp), read into out without SOCI's per-row exchange:
-    /// postings(0, false, filtered) bound from p, and the rows of :t of `notes`, one whole-key
-    /// seek each.
-    void sqlite_postings(bool filtered, std::vector<TermPosting>& out);
+    /// SQLite only (sqlite_direct.hpp), read into out without SOCI's per-row exchange: the
+    /// rows of :t of `notes`, one whole-key seek each.
     void sqlite_postings_at(const std::vector<PostingNote>& notes, std::vector<TermPosting>& out);
     soci::statement& indexed();
     soci::statement& hit(bool with_content);
@@ -310,9 +309,16 @@ struct SearchStmts {
     std::string snap_ids;
     std::map<int, soci::statement> variants;
     const bool sqlite = is_sqlite_session(s);
-    std::unique_ptr<SqliteScan> scan_all, scan_filtered, scan_at;
+    std::unique_ptr<SqliteScan> scan_at;
+    /// SQLite only: the packed postings (schema 006), read by term_postings without collections
+    /// and kept in step by the write path; nullptr on the server backends.
+    PackedPostings* packed() {
+        if (sqlite && !packed_) packed_ = std::make_unique<PackedPostings>(s);
+        return packed_.get();
+    }
 
 private:
+    std::unique_ptr<PackedPostings> packed_;
     template <class Build>
     soci::statement& lazy(int key, Build&& build) {
         auto it = variants.find(key);

@@ -368,6 +368,10 @@ void SociStore::after_migration(int version) {
     // 003 emptied the postings to add the counts, 004 to add the positions; the rebuild writes
     // the columns of the newest schema, so it runs after the last script that empties them.
     if (version == 4) rebuild_postings();
+    // 006 (SQLite): every user's postings packed, in the migration's transaction.
+    if (version == 6)
+        if (detail::PackedPostings* packed = searches().packed())
+            for (const UserInfo& u : list_users()) packed->pack_user(u.id);
 }
 
 int SociStore::schema_version() {

@@ -77,6 +77,7 @@ public:
     std::vector<WriteOutcome> write_batch(long long user_id,
                                           const std::vector<CollectionInput>& collections,
                                           const std::vector<NoteInput>& notes) override;
+    long long pack_postings(long long user_id) override;
     bool delete_note(long long user_id, const std::string& note_id) override;
 
     /// The busy timeout (SQLite) or lock wait (servers) this session was set up with.

@@ -312,6 +312,18 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
     w.u = user_id;
     std::vector<detail::IndexDelta::Op>& ops = delta.ops;
     std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    if (detail::PackedPostings* packed = searches().packed()) {
+        // Blocks holding a key whose row changes go first (sqlite_packed.hpp), term by term.
+        std::vector<detail::ListKey> keys;
+        for (std::size_t i = 0; i < ops.size();) {
+            std::size_t j = i;
+            keys.clear();
+            for (; j < ops.size() && ops[j].key.term == ops[i].key.term; ++j)
+                keys.push_back(detail::ListKey{ops[j].key.updated, ops[j].key.hi, ops[j].key.lo});
+            packed->invalidate(user_id, ops[i].key.term, keys);
+            i = j;
+        }
+    }
     PostingBuffer inserts(w);
     for (std::size_t i = 0; i < ops.size();) {
         std::size_t j = i + 1;
@@ -502,6 +514,18 @@ void SociStore::rebuild_postings() {
         inserts.flush();
         if (seen < lim) break;
     }
+}
+
+long long SociStore::pack_postings(long long user_id) {
+    return guarded("pack_postings", [&]() -> long long {
+        detail::PackedPostings* packed = searches().packed();
+        if (!packed) return 0;  // the server backends read rows
+        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        lock_user(user_id);
+        const long long written = packed->pack_user(user_id);
+        tx.commit();
+        return written;
+    });
 }
 
 bool SociStore::delete_note(long long user_id, const std::string& note_id) {

@@ -93,6 +93,10 @@ public:
                                                   const std::vector<NoteInput>& notes) = 0;
     /// false when the user has no such note
     virtual bool delete_note(long long user_id, const std::string& note_id) = 0;
+    /// Brings the user's read-optimised copy of the search index up to date after writes
+    /// (SQLite: packs the postings rows written since into blocks, sqlite_packed.hpp); searches
+    /// are right without it, only slower. Returns the blocks written; 0 where there is none.
+    virtual long long pack_postings(long long /*user_id*/) { return 0; }
 };
 
 /// Store::begin_read for one scope.

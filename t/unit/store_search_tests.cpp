@@ -20,6 +20,7 @@
 #include "positions.hpp"
 #include "store/migrations.hpp"
 #include "store/sqlite_direct.hpp"
+#include "store/sqlite_packed.hpp"
 #include "store/store.hpp"
 #include "util.hpp"
 
@@ -475,6 +476,139 @@ BOOST_FIXTURE_TEST_CASE(postings_order_limit_filters, SearchFixture) {
     for (const TermPosting& p : store->term_postings(u, "alpha", {}, 50))
         BOOST_CHECK_EQUAL(p.updated_us, model.at(uuid_from_halves(p.uid_hi, p.uid_lo)).updated_us);
     BOOST_CHECK(store->term_postings(u, "alpha", {}, 0).empty());
+}
+
+// Packed postings (SQLite, schema 006): reads give the rows the model gives, in its order,
+// with every counted field, whether the terms are packed, partly packed (blocks dropped by later
+// writes leave gaps read from the rows) or packed again; on the servers nothing is packed and
+// the same checks run on the rows.
+BOOST_FIXTURE_TEST_CASE(packed_postings_match_the_model, SearchFixture) {
+    std::mt19937 rng(23);
+    const long long u = user("packed");
+    const long long other = user("packed-other");
+    std::map<std::string, NoteInput> model;
+    auto random_note = [&](const std::string& id) {
+        // "common" in every note, "half" in about half: lists of several blocks
+        std::string body = random_terms(rng, 8) + " common";
+        if (rng() % 2) body += " half";
+        if (rng() % 5 == 0) body += " common";  // a count of 2
+        NoteInput n = mk(id, random_terms(rng, 3), body, 1000 + rng() % 400, 5000 + rng() % 300,
+                         static_cast<int>(rng() % 16));
+        n.body_len = static_cast<long long>(words(n.body_terms).size());
+        return n;
+    };
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 700; ++i) {
+        std::string id = new_uuid();
+        if (i % 50 == 0) id = "ffffffff-ffff-ffff-" + id.substr(19);  // shared first half
+        batch.push_back(random_note(id));
+        model[batch.back().id] = batch.back();
+    }
+    store->write_batch(u, {}, batch);
+    store->write_batch(other, {}, {mk(new_uuid(), "common", "common half", 1, 5100)});
+    const bool packs = parse_connection_string(conn).backend == Backend::Sqlite;
+    auto blocks = [&]() {
+        long long n = 0;
+        if (packs) *raw() << "SELECT COUNT(*) FROM postings_packed WHERE user_id = :u", soci::into(n), soci::use(u, "u");
+        return n;
+    };
+    std::vector<SearchFilter> filters(1);
+    SearchFilter f;
+    f.updated = {5050, 5200};
+    filters.push_back(f);
+    f = {};
+    f.created = {1100, 1300};
+    f.flags_any = 5;
+    filters.push_back(f);
+    f = {};
+    f.updated = {5120, 5120};
+    filters.push_back(f);
+    auto check_all = [&](const char* stage) {
+        for (const std::string term : {"common", "half", "alpha", "missing"})
+            for (const SearchFilter& flt : filters)
+                for (int limit : {1, 100, 129, 500, 100000}) {
+                    const std::vector<TermPosting> got = store->term_postings(u, term, flt, limit);
+                    const auto want = expect_postings(model, term, flt, {}, limit);
+                    BOOST_CHECK_MESSAGE(posting_ids(got) == want, stage << ": term " << term << " limit "
+                                        << limit << " got " << got.size() << " want " << want.size());
+                    for (const TermPosting& p : got) {
+                        const NoteInput& n = model.at(uuid_from_halves(p.uid_hi, p.uid_lo));
+                        const auto t = words(n.title_terms), b = words(n.body_terms);
+                        BOOST_CHECK_EQUAL(p.updated_us, n.updated_us);
+                        BOOST_CHECK_EQUAL(p.title_tf, std::count(t.begin(), t.end(), term));
+                        BOOST_CHECK_EQUAL(p.body_tf, std::count(b.begin(), b.end(), term));
+                        BOOST_CHECK_EQUAL(p.title_len, n.title_len);
+                        BOOST_CHECK_EQUAL(p.body_len, n.body_len);
+                        BOOST_CHECK(!p.positions.empty());
+                    }
+                }
+    };
+    check_all("unpacked");
+    const long long written = store->pack_postings(u);
+    BOOST_CHECK_EQUAL(written, blocks());
+    if (packs) BOOST_CHECK_GT(written, 8);  // common: 6 blocks, half: 3, and more
+    check_all("packed");
+    BOOST_CHECK_EQUAL(store->pack_postings(u), 0);  // nothing left to pack
+    // Updates (moved to the newest end, or within the list), deletes and new notes: the blocks
+    // holding their keys go, the rest stay and the gaps are read from the rows.
+    for (int round = 0; round < 3; ++round) {
+        const long long before = blocks();
+        batch.clear();
+        for (int i = 0; i < 12; ++i) {
+            auto it = model.begin();
+            std::advance(it, rng() % model.size());
+            NoteInput x = it->second;
+            if (i % 3 == 0) x = random_note(x.id);
+            else if (i % 3 == 1) x.updated_us += 1;
+            else x.updated_us = 6000 + round;
+            batch.push_back(x);
+        }
+        batch.push_back(random_note(new_uuid()));
+        store->write_batch(u, {}, batch);
+        for (const NoteInput& x : batch) model[x.id] = x;
+        auto it = model.begin();
+        std::advance(it, rng() % model.size());
+        BOOST_CHECK(store->delete_note(u, it->first));
+        model.erase(it);
+        if (packs) BOOST_CHECK_LT(blocks(), before);
+        check_all("after writes");
+        BOOST_CHECK_EQUAL(store->pack_postings(u) > 0, packs);
+        check_all("packed again");
+    }
+    // The other user's single note is never in the first user's lists and vice versa.
+    BOOST_CHECK_EQUAL(store->term_postings(other, "common", {}, 1000).size(), 1u);
+}
+
+// The block codec round-trips every field, negative and extreme values included, and refuses
+// truncated or trailing data instead of reading past it.
+BOOST_AUTO_TEST_CASE(packed_block_codec) {
+    using detail::PackedPosting;
+    std::vector<PackedPosting> rows = {
+        {INT64_MAX / 2, INT64_MIN, INT64_MAX, 0, 15, (3LL << 32) | 7, (12LL << 32) | 900, "1;0,4"},
+        {INT64_MAX / 2, -1, 0, INT64_MAX / 2 + 5, 0, 1, 2, ""},
+        {1000, 42, -42, 1000, 1, 0, 0, std::string(300, 'p')},
+        {-5, 0, 1, -7, 0, 0x7fffffffLL << 32, 0, "x"}};
+    const std::string data = detail::encode_block(rows);
+    std::vector<PackedPosting> back;
+    BOOST_REQUIRE(detail::decode_block(data, static_cast<long long>(rows.size()), back));
+    BOOST_REQUIRE_EQUAL(back.size(), rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        BOOST_CHECK_EQUAL(back[i].updated_us, rows[i].updated_us);
+        BOOST_CHECK_EQUAL(back[i].uid_hi, rows[i].uid_hi);
+        BOOST_CHECK_EQUAL(back[i].uid_lo, rows[i].uid_lo);
+        BOOST_CHECK_EQUAL(back[i].created_us, rows[i].created_us);
+        BOOST_CHECK_EQUAL(back[i].flags, rows[i].flags);
+        BOOST_CHECK_EQUAL(back[i].tfs, rows[i].tfs);
+        BOOST_CHECK_EQUAL(back[i].lens, rows[i].lens);
+        BOOST_CHECK_EQUAL(back[i].pos, rows[i].pos);
+    }
+    for (std::size_t cut = 0; cut < data.size(); ++cut) {
+        back.clear();
+        BOOST_CHECK(!detail::decode_block(data.substr(0, cut), static_cast<long long>(rows.size()), back));
+    }
+    BOOST_CHECK(!detail::decode_block(data + "x", static_cast<long long>(rows.size()), back));
+    std::swap(rows[0], rows[2]);  // older before newer
+    BOOST_CHECK_THROW(detail::encode_block(rows), std::invalid_argument);
 }
 
 // postings_at: the rows of given notes by their whole key, with counts and positions; notes of

@@ -1,0 +1,4 @@
+-- notesd schema 006: nothing changes on this backend.
+--
+-- On SQLite, 006 adds a packed, read-optimised copy of the postings rows (see
+-- sql/sqlite/006_packed_postings.sql); the version is kept alike on every backend.

@@ -1,0 +1,91 @@
+// Packed postings on SQLite (schema 006): a read-optimised copy of the postings rows.
+//
+// Reading a term's postings row by row costs SQLite about 0.24 us a row (doc/benchmarks.md);
+// decoding the same rows from blobs of up to kPackRows rows costs a fraction of that. The rows
+// stay the truth and every write goes to them as before; postings_packed holds blocks, each an
+// exact copy of the rows of one (user, term) whose key (updated_us, uid_hi, uid_lo) lies in
+// the block's range [lo, hi). A term's blocks never overlap, and:
+//  - a write of any postings row first deletes the block whose range holds the row's key, in
+//    the same transaction (invalidate), so a block is never stale;
+//  - a reader takes blocks where they are and the rows of every range no block covers (a gap),
+//    so it sees exactly the rows, in the same order, whatever has been packed;
+//  - pack_user fills the gaps of a user's terms with new blocks (notesctl after its writes,
+//    the 006 migration for all users). Terms in fewer than kPackMinDf notes are left as rows.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model.hpp"
+
+namespace soci {
+class session;
+}
+
+namespace notesd::detail {
+
+constexpr std::size_t kPackRows = 128;  ///< postings per block at most
+constexpr long long kPackMinDf = 64;    ///< terms in fewer notes stay unpacked
+
+/// A position in a term's list: the postings key after (user_id, term).
+struct ListKey {
+    long long us = 0, hi = 0, lo = 0;
+    bool operator<(const ListKey& o) const {
+        if (us != o.us) return us < o.us;
+        return hi != o.hi ? hi < o.hi : lo < o.lo;
+    }
+    bool operator==(const ListKey& o) const { return us == o.us && hi == o.hi && lo == o.lo; }
+    bool operator!=(const ListKey& o) const { return !(*this == o); }
+};
+/// Below / above every key of a real posting: the outer bounds of a term's tiling.
+constexpr ListKey kListStart{INT64_MIN, INT64_MIN, INT64_MIN};
+constexpr ListKey kListEnd{INT64_MAX, INT64_MAX, INT64_MAX};
+
+/// One postings row as a block holds it (tfs and lens are pack_pair values).
+struct PackedPosting {
+    long long updated_us = 0, uid_hi = 0, uid_lo = 0, created_us = 0, flags = 0, tfs = 0, lens = 0;
+    std::string pos;
+};
+
+/// The rows (newest first) as one block's data.
+std::string encode_block(const std::vector<PackedPosting>& rows);
+/// Decodes n rows of a block; false when the data is malformed (it is then not used).
+bool decode_block(std::string_view data, long long n, std::vector<PackedPosting>& out);
+
+/// The filters of term_postings without collections (SearchFilter's bounds and flags).
+struct PostingsWindow {
+    long long umin = INT64_MIN, umax = INT64_MAX, cmin = INT64_MIN, cmax = INT64_MAX;
+    long long mask = 0;
+    bool operator==(const PostingsWindow& o) const {
+        return umin == o.umin && umax == o.umax && cmin == o.cmin && cmax == o.cmax && mask == o.mask;
+    }
+};
+
+class PackedPostings {
+public:
+    /// On the session's SQLite connection (is_sqlite_session); statements prepared on first use.
+    explicit PackedPostings(soci::session& s);
+    ~PackedPostings();
+    PackedPostings(const PackedPostings&) = delete;
+    PackedPostings& operator=(const PackedPostings&) = delete;
+
+    /// Appends the user's postings of `term` that pass `w`, newest first, at most `limit`:
+    /// the rows term_postings' SQL scan returns, in its order.
+    void read(long long user_id, const std::string& term, const PostingsWindow& w, long long limit,
+              std::vector<TermPosting>& out);
+    /// Deletes the blocks whose ranges hold these keys of the user's `term` (sorted or not),
+    /// before the rows at those keys change; in the writing transaction.
+    void invalidate(long long user_id, const std::string& term, const std::vector<ListKey>& keys);
+    /// Fills the gaps of the user's terms in at least kPackMinDf notes with blocks (and deletes
+    /// blocks of terms below it); in the caller's write transaction. Returns blocks written.
+    long long pack_user(long long user_id);
+    /// The same for one term (whatever its df); returns blocks written.
+    long long pack_term(long long user_id, const std::string& term);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace notesd::detail
