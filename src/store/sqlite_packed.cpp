@@ -3,6 +3,7 @@
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>  // declares sqlite3.h in namespace sqlite_api
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <unordered_set>
@@ -274,7 +275,10 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
             blocks.reset();
             return;
         }
-        const bool ok = each_row(blocks.blob(7), blocks.i64(6), [&](const PackedPosting& r, std::string_view pos) {
+        const long long n = blocks.i64(6);
+        if (out.capacity() < out.size() + static_cast<std::size_t>(n))  // grow by 4x, not 2x
+            out.reserve(std::min(want, std::max(out.size() + static_cast<std::size_t>(n), 4 * out.capacity())));
+        const bool ok = each_row(blocks.blob(7), n, [&](const PackedPosting& r, std::string_view pos) {
             if (r.updated_us < w.umin) {
                 done = true;
                 return false;
