@@ -38,6 +38,8 @@ const char* const kUsage =
     "                                 (N notes per transaction, default 1000)\n"
     "  demo USER [--notes N]          generate demo notes (default 1200)\n"
     "  note delete USER NOTE_ID       delete one note\n"
+    "  pack USER                      pack the user's search postings for fast reads (SQLite;\n"
+    "                                 import, demo and note delete do it after writing)\n"
     "\n"
     "USER is a user name or numeric id. The database is --db, else $NOTESD_DB, else `db` of the\n"
     "config file (--config, default " NOTESD_SYSCONFDIR "/notesd.conf).\n"
@@ -108,7 +110,7 @@ public:
             {"user list", {2, &Tool::user_list}},     {"token create", {3, &Tool::token_create}},
             {"token list", {3, &Tool::token_list}},   {"token revoke", {3, &Tool::token_revoke}},
             {"import", {3, &Tool::import}},           {"demo", {2, &Tool::demo}},
-            {"note delete", {4, &Tool::note_delete}}};
+            {"note delete", {4, &Tool::note_delete}}, {"pack", {2, &Tool::pack}}};
         auto it = kCommands.find(cmd);
         if (it == kCommands.end()) throw UsageError("unknown command '" + cmd + "'");
         if (a_.words.size() != it->second.first)
@@ -237,6 +239,13 @@ private:
         UserInfo u = user(a_.words[1]);
         generate_demo(*store_, u.id, demo_notes_);
         std::cout << "generated " << demo_notes_ << " demo notes for user " << u.name << "\n";
+        return 0;
+    }
+
+    int pack() {
+        UserInfo u = user(a_.words[1]);
+        std::cout << "packed " << store_->pack_postings(u.id) << " postings blocks for user " << u.name
+                  << "\n";
         return 0;
     }
 
