@@ -290,19 +290,20 @@ std::string collapse_whitespace(std::string_view s) {
 
 std::string truncate_text(std::string_view s, std::size_t max_chars) {
     if (max_chars == 0) return std::string();
-    // Byte offset of each code point start, and whether a grapheme boundary precedes it.
+    // Byte offset of each code point start (ASCII needs no decoding).
     std::vector<std::size_t> starts;
-    std::vector<bool> boundary;
-    utf8proc_int32_t prev = -1, state = 0;
+    starts.reserve(std::min(max_chars + 1, s.size()));
     std::size_t pos = 0;
     while (pos < s.size() && starts.size() <= max_chars) {
+        starts.push_back(pos);
+        if (static_cast<unsigned char>(s[pos]) < 0x80) {
+            ++pos;
+            continue;
+        }
         utf8proc_int32_t cp = 0;
         auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(s.data() + pos),
                                   static_cast<utf8proc_ssize_t>(s.size() - pos), &cp);
-        if (n <= 0) n = 1, cp = 0xFFFD;  // callers pass valid UTF-8; never loop forever
-        starts.push_back(pos);
-        boundary.push_back(prev < 0 || utf8proc_grapheme_break_stateful(prev, cp, &state));
-        prev = cp;
+        if (n <= 0) n = 1;  // callers pass valid UTF-8; never loop forever
         pos += static_cast<std::size_t>(n);
     }
     if (starts.size() <= max_chars) return std::string(s);  // fits (loop stopped at the end)
@@ -312,10 +313,18 @@ std::string truncate_text(std::string_view s, std::size_t max_chars) {
         std::size_t space = s.rfind(' ', cut);
         if (space != std::string_view::npos && space >= starts[keep / 2]) {
             cut = space;
-        } else {  // one long word (or text without spaces): cut between graphemes
-            std::size_t i = keep;
-            while (i > 0 && !boundary[i]) --i;
-            cut = starts[i];
+        } else {  // one long word (or text without spaces): cut at the last grapheme boundary
+            utf8proc_int32_t prev = -1, state = 0;
+            std::size_t last = 0;
+            for (std::size_t i = 0; i <= keep; ++i) {
+                utf8proc_int32_t cp = 0;
+                const auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(s.data() + starts[i]),
+                                                static_cast<utf8proc_ssize_t>(s.size() - starts[i]), &cp);
+                if (n <= 0) cp = 0xFFFD;
+                if (prev < 0 || utf8proc_grapheme_break_stateful(prev, cp, &state)) last = i;
+                prev = cp;
+            }
+            cut = starts[last];
         }
     }
     std::string out(s.substr(0, cut));

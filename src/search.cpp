@@ -1,7 +1,9 @@
 #include "search.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <unordered_map>
 
@@ -36,6 +38,8 @@ QueryStats gather_stats(Store& store, long long user_id, const ParsedQuery& quer
     return stats;
 }
 
+}  // namespace
+
 // Which query terms a word of plain text carries (ids into `terms`), by the same analysis.
 class WordMatcher {
 public:
@@ -53,15 +57,23 @@ public:
             }
         }
     }
-    int match(std::string_view word) const {
+    int match(std::string_view word) {
         if (!could_match(word)) return -1;
+        // Words repeat, in a note and across a page of notes: each is analysed once.
+        if (auto it = seen_.find(word); it != seen_.end()) return it->second;
+        int id = -1;
         for (const Token& t : analyze(word)) {
-            auto it = ids_.find(t.term);
-            if (it != ids_.end()) return it->second;
-            if (!prefix_.empty() && t.surface.compare(0, prefix_.size(), prefix_) == 0)
-                return static_cast<int>(ids_.size());  // the prefix's id
+            if (auto it = ids_.find(t.term); it != ids_.end()) {
+                id = it->second;
+                break;
+            }
+            if (!prefix_.empty() && t.surface.compare(0, prefix_.size(), prefix_) == 0) {
+                id = static_cast<int>(ids_.size());  // the prefix's id
+                break;
+            }
         }
-        return -1;
+        if (seen_.size() < kMaxSeenWords) seen_.emplace(owned_.emplace_back(word), id);
+        return id;
     }
     bool empty() const { return ids_.empty() && prefix_.empty(); }
     /// match() answers -1 or an id below this.
@@ -92,7 +104,7 @@ private:
             single_[c0] = true;
             return;
         }
-        pairs_.push_back(static_cast<std::uint16_t>(c0 << 8 | static_cast<unsigned char>(t[1])));
+        pairs_.set(static_cast<std::size_t>(c0 << 8 | static_cast<unsigned char>(t[1])));
     }
     static unsigned char lower(unsigned char c) {
         return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c;
@@ -103,27 +115,35 @@ private:
     // Analysis is the costly step: skip ASCII words none of whose alphanumeric runs (the words
     // analysis makes of it: "(kubernetes)", "foo-bar") starts like a query term.
     bool could_match(std::string_view w) const {
-        for (char ch : w)
-            if (static_cast<unsigned char>(ch) >= 0x80) return true;
+        bool in_run = false;  // the previous byte is alphanumeric
         for (std::size_t i = 0; i < w.size(); ++i) {
             const unsigned char c = static_cast<unsigned char>(w[i]);
-            if (!alnum(c) || (i > 0 && alnum(static_cast<unsigned char>(w[i - 1])))) continue;
-            const unsigned char c0 = lower(c);
-            if (single_[c0]) return true;
-            if (i + 1 >= w.size() || !alnum(static_cast<unsigned char>(w[i + 1]))) continue;
-            const auto pair = static_cast<std::uint16_t>(c0 << 8 | lower(static_cast<unsigned char>(w[i + 1])));
-            for (std::uint16_t p : pairs_)
-                if (p == pair) return true;
+            if (c >= 0x80) return true;
+            const bool a = alnum(c);
+            if (a && !in_run) {  // a run starts
+                const unsigned char c0 = lower(c);
+                if (single_[c0]) return true;
+                if (i + 1 < w.size()) {
+                    const unsigned char c1 = static_cast<unsigned char>(w[i + 1]);
+                    if (alnum(c1) && pairs_.test(static_cast<std::size_t>(c0 << 8 | lower(c1)))) return true;
+                }
+            }
+            in_run = a;
         }
         return false;
     }
+    static constexpr std::size_t kMaxSeenWords = 1 << 16;
     std::unordered_map<std::string, int> ids_;
+    std::deque<std::string> owned_;                    // the words seen_ holds views of
+    std::unordered_map<std::string_view, int> seen_;  // match() by word
     std::vector<bool> stop_;  // by id
     bool prefix_stop_ = false;
-    std::vector<std::uint16_t> pairs_;
+    std::bitset<1 << 16> pairs_;  // (first byte << 8 | second byte) of the terms
     bool single_[256] = {};
     std::string prefix_;
 };
+
+namespace {
 
 // Byte offset a little before the first query term found in a long unspaced run; 0 when none.
 std::size_t cjk_lead(std::string_view run, const ParsedQuery& query) {
@@ -323,8 +343,18 @@ std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const 
     return best_exact(store, user_id, ranker, candidates, kSnapshotSize);
 }
 
+SnippetMaker::SnippetMaker(const ParsedQuery& query)
+    : query_(query), matcher_(std::make_unique<WordMatcher>(query)) {}
+
+SnippetMaker::~SnippetMaker() = default;
+
 std::string query_snippet(std::string_view plain_text, const ParsedQuery& query) {
-    WordMatcher matcher(query);
+    return SnippetMaker(query).snippet(plain_text);
+}
+
+std::string SnippetMaker::snippet(std::string_view plain_text) {
+    WordMatcher& matcher = *matcher_;
+    const ParsedQuery& query = query_;
     if (matcher.empty() || plain_text.empty()) return {};
     // One pass over the space-separated words (at most kSnippetScanWords): the matches, each
     // with the word its passage would start at (kSnippetLeadWords words before it).

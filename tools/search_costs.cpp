@@ -216,7 +216,8 @@ int main(int argc, char** argv) {
             }
             const Clock::time_point t2 = Clock::now();
             long long snippets = 0;
-            for (const SearchHit& h : hits) snippets += !query_snippet(h.plain_text, q).empty();
+            SnippetMaker maker(q);
+            for (const SearchHit& h : hits) snippets += !maker.snippet(h.plain_text).empty();
             const double snippet_us = us_since(t2);
             if (round == 0) continue;  // warming
             Costs& k = by_kind[kinds[i % kinds.size()]];

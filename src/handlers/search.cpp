@@ -85,8 +85,9 @@ HttpResponse search_notes(const HttpRequest& req, const Principal& who, Store& s
         ReadScope view(store);
         hits = store.notes_by_ids(who.user_id, page, cmd.include_content);
     }
+    SnippetMaker snippets(query);
     for (SearchHit& hit : hits) {
-        std::string snippet = query_snippet(hit.plain_text, query);
+        std::string snippet = snippets.snippet(hit.plain_text);
         if (!snippet.empty()) hit.note.snippet = std::move(snippet);
         items.push_back(std::move(hit.note));
     }
