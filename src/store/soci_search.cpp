@@ -320,6 +320,17 @@ soci::statement& SearchStmts::hit(bool with_content) {
     });
 }
 
+SqliteStmt& SearchStmts::sqlite_hit(bool with_content) {
+    std::unique_ptr<SqliteStmt>& st = hit_one[with_content ? 1 : 0];
+    if (!st)
+        st = std::make_unique<SqliteStmt>(
+            s, std::string("SELECT n.uuid, n.title, n.snippet, ") + (with_content ? "n.content, " : "") +
+                   "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, t.plain_text "
+                   "FROM notes n JOIN note_text t ON t.note_id = n.id WHERE n.user_id = ?1 AND "
+                   "n.uuid = ?2");
+    return *st;
+}
+
 soci::statement& SearchStmts::snapshot_insert() {
     return lazy(14, [&] {
         return Prep(s, "INSERT INTO " + d.snapshots_table() + " (id, user_id, fingerprint, "
@@ -543,6 +554,29 @@ std::vector<SearchHit> SociStore::notes_by_ids(long long user_id,
         q.p.u = user_id;
         std::vector<SearchHit> out;
         out.reserve(ids.size());
+        if (q.sqlite) {  // one seek per note, without SOCI's exchange or an IN list's temp index
+            detail::SqliteStmt& st = q.sqlite_hit(with_content);
+            detail::NoteRow& r = q.nr;
+            for (const std::string& id : ids) {
+                const std::optional<std::string> c = parse_uuid(id);
+                if (!c) continue;
+                st.bind(1, user_id).bind(2, *c);
+                if (!st.step()) continue;
+                int col = 0;
+                r.uuid = st.text(col++);
+                r.title = st.text(col++);
+                r.snippet = st.text(col++);
+                if (with_content) r.content = st.text(col++);
+                r.created = st.i64(col++);
+                r.updated = st.i64(col++);
+                r.colls = st.text(col++);
+                r.audios = st.text(col++);
+                std::string plain(st.text(col));
+                st.reset();
+                out.push_back(SearchHit{detail::to_note(r, with_content), std::move(plain)});
+            }
+            return out;
+        }
         std::unordered_map<std::string, std::vector<std::size_t>> places;  // a listed id may repeat
         for (std::size_t from = 0; from < ids.size(); from += detail::kHitsMax) {
             if (!bind_uuid_chunk(q.p, ids, from, places)) continue;

@@ -290,6 +290,8 @@ struct SearchStmts {
     void sqlite_postings_at(const std::vector<PostingNote>& notes, std::vector<TermPosting>& out);
     soci::statement& indexed();
     soci::statement& hit(bool with_content);
+    /// SQLite only: hit()'s columns of one note (?1 user, ?2 uuid).
+    SqliteStmt& sqlite_hit(bool with_content);
     soci::statement& snapshot_insert();
     soci::statement& snapshot_find();
     soci::statement& snapshot_purge();
@@ -310,6 +312,7 @@ struct SearchStmts {
     std::map<int, soci::statement> variants;
     const bool sqlite = is_sqlite_session(s);
     std::unique_ptr<SqliteScan> scan_at;
+    std::unique_ptr<SqliteStmt> hit_one[2];  // sqlite_hit without / with content
     /// SQLite only: the packed postings (schema 006), read by term_postings without collections
     /// and kept in step by the write path; nullptr on the server backends.
     PackedPostings* packed() {

@@ -107,6 +107,80 @@ void SqliteScan::read_postings(std::vector<TermPosting>& out) {
     if (rc != SQLITE_DONE) fail(rc);
 }
 
+SqliteStmt::SqliteStmt(soci::session& s, const std::string& sql) {
+    lite::sqlite3* db = connection(s);
+    db_ = db;
+    lite::sqlite3_stmt* st = nullptr;
+    const int rc = lite::sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size()),
+                                            SQLITE_PREPARE_PERSISTENT, &st, nullptr);
+    if (rc != SQLITE_OK) fail(rc);
+    st_ = st;
+}
+
+SqliteStmt::~SqliteStmt() { lite::sqlite3_finalize(static_cast<lite::sqlite3_stmt*>(st_)); }
+
+SqliteStmt& SqliteStmt::bind(int i, long long v) {
+    if (const int rc = lite::sqlite3_bind_int64(static_cast<lite::sqlite3_stmt*>(st_), i, v); rc != SQLITE_OK)
+        fail(rc);
+    return *this;
+}
+
+SqliteStmt& SqliteStmt::bind(int i, const std::string& text) {
+    if (const int rc = lite::sqlite3_bind_text(static_cast<lite::sqlite3_stmt*>(st_), i, text.data(),
+                                               static_cast<int>(text.size()), SQLITE_STATIC);
+        rc != SQLITE_OK)
+        fail(rc);
+    return *this;
+}
+
+SqliteStmt& SqliteStmt::bind_blob(int i, const std::string& data) {
+    if (const int rc = lite::sqlite3_bind_blob(static_cast<lite::sqlite3_stmt*>(st_), i, data.data(),
+                                               static_cast<int>(data.size()), SQLITE_STATIC);
+        rc != SQLITE_OK)
+        fail(rc);
+    return *this;
+}
+
+bool SqliteStmt::step() {
+    auto* st = static_cast<lite::sqlite3_stmt*>(st_);
+    const int rc = lite::sqlite3_step(st);
+    if (rc == SQLITE_ROW) return true;
+    lite::sqlite3_reset(st);
+    if (rc != SQLITE_DONE) fail(rc);
+    return false;
+}
+
+void SqliteStmt::reset() { lite::sqlite3_reset(static_cast<lite::sqlite3_stmt*>(st_)); }
+
+void SqliteStmt::run() {
+    while (step()) {
+    }
+}
+
+long long SqliteStmt::i64(int c) const {
+    return lite::sqlite3_column_int64(static_cast<lite::sqlite3_stmt*>(st_), c);
+}
+
+std::string_view SqliteStmt::text(int c) const {
+    auto* st = static_cast<lite::sqlite3_stmt*>(st_);
+    const auto* p = reinterpret_cast<const char*>(lite::sqlite3_column_text(st, c));
+    return p ? std::string_view(p, static_cast<std::size_t>(lite::sqlite3_column_bytes(st, c)))
+             : std::string_view();
+}
+
+std::string_view SqliteStmt::blob(int c) const {
+    auto* st = static_cast<lite::sqlite3_stmt*>(st_);
+    const void* p = lite::sqlite3_column_blob(st, c);
+    return p ? std::string_view(static_cast<const char*>(p),
+                                static_cast<std::size_t>(lite::sqlite3_column_bytes(st, c)))
+             : std::string_view();
+}
+
+void SqliteStmt::fail(int rc) const {
+    const char* msg = lite::sqlite3_errmsg(static_cast<lite::sqlite3*>(db_));
+    throw soci::sqlite3_soci_error(std::string("sqlite3: ") + (msg ? msg : "error"), rc);
+}
+
 void SqliteScan::fail(int rc) const {
     const char* msg = lite::sqlite3_errmsg(static_cast<lite::sqlite3*>(db_));
     throw soci::sqlite3_soci_error(std::string("sqlite3: ") + (msg ? msg : "error"), rc);

@@ -8,6 +8,7 @@
 // SqliteTuning: how the connection waits for a lock and when it checkpoints (see below).
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model.hpp"
@@ -34,6 +35,34 @@ public:
     void bind(const char* name, const std::string& text);
     /// Runs the statement and appends its rows; throws soci::sqlite3_soci_error on failure.
     void read_postings(std::vector<TermPosting>& out);
+
+private:
+    [[noreturn]] void fail(int rc) const;
+    void* db_ = nullptr;  // sqlite3*
+    void* st_ = nullptr;  // sqlite3_stmt*
+};
+
+/// One statement prepared on the session's SQLite connection (is_sqlite_session), with
+/// positional parameters (?1, ?2...). Errors throw soci::sqlite3_soci_error.
+class SqliteStmt {
+public:
+    SqliteStmt(soci::session& s, const std::string& sql);
+    ~SqliteStmt();
+    SqliteStmt(const SqliteStmt&) = delete;
+    SqliteStmt& operator=(const SqliteStmt&) = delete;
+
+    SqliteStmt& bind(int i, long long v);
+    /// Text and blobs are not copied: they must stay unchanged until the statement is reset.
+    SqliteStmt& bind(int i, const std::string& text);
+    SqliteStmt& bind_blob(int i, const std::string& data);
+    /// true: a row is ready; false: no more rows (the statement is reset).
+    bool step();
+    void reset();
+    /// Steps through every row (an INSERT, UPDATE or DELETE).
+    void run();
+    long long i64(int c) const;
+    std::string_view text(int c) const;  ///< valid until the next step or reset
+    std::string_view blob(int c) const;
 
 private:
     [[noreturn]] void fail(int rc) const;

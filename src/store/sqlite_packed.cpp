@@ -1,7 +1,6 @@
 #include "store/sqlite_packed.hpp"
 
 #include <soci/soci.h>
-#include <soci/sqlite3/soci-sqlite3.h>  // declares sqlite3.h in namespace sqlite_api
 
 #include <algorithm>
 #include <cstring>
@@ -11,7 +10,6 @@
 #include "store/soci_stmt.hpp"
 
 namespace notesd::detail {
-namespace lite = sqlite_api;
 
 namespace {
 
@@ -100,75 +98,13 @@ bool each_row(std::string_view data, long long n, Fn&& fn) {
 
 // ---- SQLite statements ----
 
-lite::sqlite3* connection_of(soci::session& s) {
-    if (!is_sqlite_session(s)) throw std::logic_error("packed postings need an SQLite session");
-    return static_cast<soci::sqlite3_session_backend*>(s.get_backend())->conn_;
+using Stmt = SqliteStmt;
+
+void bind_key(Stmt& st, int i, const ListKey& k) {  // ?i, ?i+1, ?i+2
+    st.bind(i, k.us).bind(i + 1, k.hi).bind(i + 2, k.lo);
 }
 
-class Stmt {
-public:
-    Stmt(lite::sqlite3* db, const char* sql) : db_(db) {
-        if (const int rc = lite::sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st_, nullptr);
-            rc != SQLITE_OK)
-            fail(rc);
-    }
-    ~Stmt() { lite::sqlite3_finalize(st_); }
-    Stmt(const Stmt&) = delete;
-    Stmt& operator=(const Stmt&) = delete;
-
-    Stmt& bind(int i, long long v) {
-        check(lite::sqlite3_bind_int64(st_, i, v));
-        return *this;
-    }
-    Stmt& bind(int i, const std::string& text) {  // not copied: must outlive the run
-        check(lite::sqlite3_bind_text(st_, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC));
-        return *this;
-    }
-    Stmt& bind_blob(int i, const std::string& data) {
-        check(lite::sqlite3_bind_blob(st_, i, data.data(), static_cast<int>(data.size()), SQLITE_STATIC));
-        return *this;
-    }
-    Stmt& bind(int i, const ListKey& k) {  // ?i, ?i+1, ?i+2
-        return bind(i, k.us).bind(i + 1, k.hi).bind(i + 2, k.lo);
-    }
-    /// true: a row is ready; false: done (the statement is reset).
-    bool step() {
-        const int rc = lite::sqlite3_step(st_);
-        if (rc == SQLITE_ROW) return true;
-        lite::sqlite3_reset(st_);
-        if (rc != SQLITE_DONE) fail(rc);
-        return false;
-    }
-    void reset() { lite::sqlite3_reset(st_); }
-    void run() {
-        while (step()) {
-        }
-    }
-    long long i64(int c) const { return lite::sqlite3_column_int64(st_, c); }
-    ListKey key(int c) const { return ListKey{i64(c), i64(c + 1), i64(c + 2)}; }
-    std::string_view blob(int c) const {
-        const void* p = lite::sqlite3_column_blob(st_, c);
-        return p ? std::string_view(static_cast<const char*>(p),
-                                    static_cast<std::size_t>(lite::sqlite3_column_bytes(st_, c)))
-                 : std::string_view();
-    }
-    std::string_view text(int c) const {
-        const auto* p = reinterpret_cast<const char*>(lite::sqlite3_column_text(st_, c));
-        return p ? std::string_view(p, static_cast<std::size_t>(lite::sqlite3_column_bytes(st_, c)))
-                 : std::string_view();
-    }
-
-private:
-    void check(int rc) const {
-        if (rc != SQLITE_OK) fail(rc);
-    }
-    [[noreturn]] void fail(int rc) const {
-        const char* msg = lite::sqlite3_errmsg(db_);
-        throw soci::sqlite3_soci_error(std::string("sqlite3: ") + (msg ? msg : "error"), rc);
-    }
-    lite::sqlite3* db_;
-    lite::sqlite3_stmt* st_ = nullptr;
-};
+ListKey key_at(const Stmt& st, int c) { return ListKey{st.i64(c), st.i64(c + 1), st.i64(c + 2)}; }
 
 constexpr char kKeyOrder[] = " ORDER BY lo_us DESC, lo_hi DESC, lo_lo DESC";
 constexpr char kRowRange[] = " (updated_us, uid_hi, uid_lo) >= (?3, ?4, ?5) AND "
@@ -220,12 +156,14 @@ bool decode_block(std::string_view data, long long n, std::vector<PackedPosting>
 }
 
 struct PackedPostings::Impl {
-    explicit Impl(soci::session& s) : db(connection_of(s)) {}
+    explicit Impl(soci::session& s_) : s(s_) {
+        if (!is_sqlite_session(s)) throw std::logic_error("packed postings need an SQLite session");
+    }
     Stmt& get(std::unique_ptr<Stmt>& st, const std::string& text) {
-        if (!st) st = std::make_unique<Stmt>(db, text.c_str());
+        if (!st) st = std::make_unique<Stmt>(s, text);
         return *st;
     }
-    lite::sqlite3* db;
+    soci::session& s;
     std::unique_ptr<Stmt> blocks, gap_rows, gap_rows_all, pack_rows, chain, insert, any, cover, drop_id,
         drop_term, terms, packed_terms;
 };
@@ -252,8 +190,10 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
                                      kRowOrder, " LIMIT ?9"}));
     auto read_gap = [&](const ListKey& from, const ListKey& to) {  // [from, to)
         if (from.us > w.umax || to.us < w.umin || out.size() >= want) return;
-        rows.bind(1, user_id).bind(2, term).bind(3, from).bind(6, to)
-            .bind(9, static_cast<long long>(want - out.size()));
+        rows.bind(1, user_id).bind(2, term);
+        bind_key(rows, 3, from);
+        bind_key(rows, 6, to);
+        rows.bind(9, static_cast<long long>(want - out.size()));
         if (filtered)
             rows.bind(10, w.umin).bind(11, w.umax).bind(12, w.cmin).bind(13, w.cmax).bind(14, w.mask);
         while (rows.step()) {
@@ -269,7 +209,7 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
     ListKey expect = kListEnd;  // the lowest key read so far: the next block should end there
     bool done = false;
     while (!done && blocks.step()) {
-        const ListKey lo = blocks.key(0), hi = blocks.key(3);
+        const ListKey lo = key_at(blocks, 0), hi = key_at(blocks, 3);
         if (hi != expect) read_gap(hi, expect);
         if (out.size() >= want) {
             blocks.reset();
@@ -316,10 +256,11 @@ void PackedPostings::invalidate(long long user_id, const std::string& term,
                                       "(?3, ?4, ?5)", kKeyOrder, " LIMIT 1"}));
     Stmt& drop = m.get(m.drop_id, "DELETE FROM postings_packed WHERE id = ?1");
     for (const ListKey& k : keys) {
-        cover.bind(1, user_id).bind(2, term).bind(3, k);
+        cover.bind(1, user_id).bind(2, term);
+        bind_key(cover, 3, k);
         if (!cover.step()) continue;
         const long long id = cover.i64(0);
-        const bool holds = k < cover.key(1);
+        const bool holds = k < key_at(cover, 1);
         cover.reset();
         if (holds) drop.bind(1, id).run();
     }
@@ -334,7 +275,7 @@ long long PackedPostings::pack_term(long long user_id, const std::string& term) 
     chain.bind(1, user_id).bind(2, term);
     ListKey expect = kListEnd;
     while (chain.step()) {
-        const ListKey lo = chain.key(0), hi = chain.key(3);
+        const ListKey lo = key_at(chain, 0), hi = key_at(chain, 3);
         if (hi != expect) gaps.emplace_back(hi, expect);
         expect = lo;
     }
@@ -354,13 +295,17 @@ long long PackedPostings::pack_term(long long user_id, const std::string& term) 
         ListKey top = to;
         auto flush = [&](const ListKey& bottom) {
             const std::string data = encode_block(block);
-            insert.bind(1, user_id).bind(2, term).bind(3, bottom).bind(6, top)
-                .bind(9, static_cast<long long>(block.size())).bind_blob(10, data).run();
+            insert.bind(1, user_id).bind(2, term);
+            bind_key(insert, 3, bottom);
+            bind_key(insert, 6, top);
+            insert.bind(9, static_cast<long long>(block.size())).bind_blob(10, data).run();
             ++written;
             top = bottom;
             block.clear();
         };
-        rows.bind(1, user_id).bind(2, term).bind(3, from).bind(6, to);
+        rows.bind(1, user_id).bind(2, term);
+        bind_key(rows, 3, from);
+        bind_key(rows, 6, to);
         while (rows.step()) {
             if (block.size() == kPackRows) flush(ListKey{block.back().updated_us, block.back().uid_hi,
                                                          block.back().uid_lo});
