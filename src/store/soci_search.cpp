@@ -320,6 +320,14 @@ soci::statement& SearchStmts::hit(bool with_content) {
     });
 }
 
+SqliteStmt& SearchStmts::sqlite_indexed() {
+    if (!indexed_one)
+        indexed_one = std::make_unique<SqliteStmt>(
+            s, "SELECT n.uuid, n.updated_us, t.title_terms, t.body_terms FROM notes n JOIN note_text t "
+               "ON t.note_id = n.id WHERE n.user_id = ?1 AND n.uuid = ?2");
+    return *indexed_one;
+}
+
 SqliteStmt& SearchStmts::sqlite_hit(bool with_content) {
     std::unique_ptr<SqliteStmt>& st = hit_one[with_content ? 1 : 0];
     if (!st)
@@ -538,6 +546,15 @@ std::vector<IndexedNote> SociStore::indexed_notes(long long user_id,
         for (const std::string& id : ids) {
             const std::optional<std::string> c = parse_uuid(id);
             if (!c) continue;
+            if (q.sqlite) {  // SQLite's own API: no per-row exchange through SOCI
+                detail::SqliteStmt& st = q.sqlite_indexed();
+                st.bind(1, user_id).bind(2, *c);
+                if (!st.step()) continue;
+                out.push_back(IndexedNote{std::string(st.text(0)), st.i64(1), std::string(st.text(2)),
+                                          std::string(st.text(3))});
+                st.reset();
+                continue;
+            }
             q.p.uuid = *c;
             if (fetch_one(q.indexed()))
                 out.push_back(IndexedNote{q.o_uuid, q.o_updated, q.o_title_terms, q.o_body_terms});

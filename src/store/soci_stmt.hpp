@@ -289,6 +289,7 @@ struct SearchStmts {
     /// rows of :t of `notes`, one whole-key seek each.
     void sqlite_postings_at(const std::vector<PostingNote>& notes, std::vector<TermPosting>& out);
     soci::statement& indexed();
+    SqliteStmt& sqlite_indexed();  ///< SQLite only: indexed() with ?1 user, ?2 uuid
     soci::statement& hit(bool with_content);
     /// SQLite only: hit()'s columns of one note (?1 user, ?2 uuid).
     SqliteStmt& sqlite_hit(bool with_content);
@@ -313,6 +314,7 @@ struct SearchStmts {
     const bool sqlite = is_sqlite_session(s);
     std::unique_ptr<SqliteScan> scan_at;
     std::unique_ptr<SqliteStmt> hit_one[2];  // sqlite_hit without / with content
+    std::unique_ptr<SqliteStmt> indexed_one;
     /// SQLite only: the packed postings (schema 006), read by term_postings without collections
     /// and kept in step by the write path; nullptr on the server backends.
     PackedPostings* packed() {
