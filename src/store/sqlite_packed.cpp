@@ -13,7 +13,8 @@ namespace notesd::detail {
 
 namespace {
 
-// ---- block codec: LEB128 varints, zigzag for signed values, the uuid halves as 8 raw bytes ----
+// ---- block codec: a format byte, then per row the key, created_us as 8 raw bytes each and the
+// small numbers as LEB128 varints (zigzag for signed ones) ----
 
 void put_varint(std::string& out, unsigned long long v) {
     while (v >= 0x80) {
@@ -41,6 +42,10 @@ class Reader {
 public:
     explicit Reader(std::string_view d) : p_(d.data()), end_(d.data() + d.size()) {}
     bool varint(unsigned long long& v) {
+        if (p_ < end_ && static_cast<unsigned char>(*p_) < 0x80) {  // most values: one byte
+            v = static_cast<unsigned char>(*p_++);
+            return true;
+        }
         v = 0;
         for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
             const auto b = static_cast<unsigned char>(*p_++);
@@ -74,23 +79,27 @@ private:
     const char* end_;
 };
 
+constexpr char kBlockFormat = 1;  // the first byte of every block
+
 // Calls fn(row, pos) for each of the n rows in order (row.pos left empty, pos a view into
 // data); fn returns false to stop. False when the data is malformed.
 template <class Fn>
 bool each_row(std::string_view data, long long n, Fn&& fn) {
-    Reader r(data);
+    if (data.empty() || data[0] != kBlockFormat) return false;
+    Reader r(data.substr(1));
     PackedPosting row;
     for (long long i = 0; i < n; ++i) {
-        unsigned long long step = 0, len = 0;
-        long long age = 0;
-        if (i == 0 ? !r.signed_varint(row.updated_us) : !r.varint(step)) return false;
-        row.updated_us -= static_cast<long long>(step);
+        unsigned long long tt = 0, bt = 0, tl = 0, bl = 0, len = 0;
         std::string_view pos;
-        if (!r.fixed(row.uid_hi) || !r.fixed(row.uid_lo) || !r.signed_varint(age) ||
-            !r.signed_varint(row.flags) || !r.signed_varint(row.tfs) || !r.signed_varint(row.lens) ||
-            !r.varint(len) || !r.bytes(static_cast<std::size_t>(len), pos))
+        if (!r.fixed(row.updated_us) || !r.fixed(row.uid_hi) || !r.fixed(row.uid_lo) ||
+            !r.fixed(row.created_us) || !r.signed_varint(row.flags) || !r.varint(tt) ||
+            !r.varint(bt) || !r.varint(tl) || !r.varint(bl) || !r.varint(len) ||
+            !r.bytes(static_cast<std::size_t>(len), pos))
             return false;
-        row.created_us = row.updated_us - age;
+        row.title_tf = static_cast<long long>(tt);
+        row.body_tf = static_cast<long long>(bt);
+        row.title_len = static_cast<long long>(tl);
+        row.body_len = static_cast<long long>(bl);
         if (!fn(static_cast<const PackedPosting&>(row), pos)) return true;
     }
     return r.done();
@@ -125,22 +134,23 @@ bool passes(const PackedPosting& r, const PostingsWindow& w) {
 }  // namespace
 
 std::string encode_block(const std::vector<PackedPosting>& rows) {
-    std::string out;
-    out.reserve(rows.size() * 40);
+    std::string out(1, kBlockFormat);
+    out.reserve(1 + rows.size() * 48);
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const PackedPosting& r = rows[i];
-        if (i == 0)
-            put_varint(out, zigzag(r.updated_us));
-        else if (r.updated_us > rows[i - 1].updated_us)
+        if (i > 0 && r.updated_us > rows[i - 1].updated_us)
             throw std::invalid_argument("block rows must be newest first");
-        else
-            put_varint(out, static_cast<unsigned long long>(rows[i - 1].updated_us - r.updated_us));
+        if (r.title_tf < 0 || r.body_tf < 0 || r.title_len < 0 || r.body_len < 0)
+            throw std::invalid_argument("negative term count in a block row");
+        put_fixed(out, r.updated_us);
         put_fixed(out, r.uid_hi);
         put_fixed(out, r.uid_lo);
-        put_varint(out, zigzag(r.updated_us - r.created_us));
+        put_fixed(out, r.created_us);
         put_varint(out, zigzag(r.flags));
-        put_varint(out, zigzag(r.tfs));
-        put_varint(out, zigzag(r.lens));
+        put_varint(out, static_cast<unsigned long long>(r.title_tf));
+        put_varint(out, static_cast<unsigned long long>(r.body_tf));
+        put_varint(out, static_cast<unsigned long long>(r.title_len));
+        put_varint(out, static_cast<unsigned long long>(r.body_len));
         put_varint(out, r.pos.size());
         out += r.pos;
     }
@@ -224,10 +234,15 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
                 return false;
             }
             if (!passes(r, w)) return true;
-            out.push_back(TermPosting{r.uid_hi, r.uid_lo, r.updated_us,
-                                      static_cast<int>(pair_first(r.tfs)), static_cast<int>(pair_second(r.tfs)),
-                                      static_cast<int>(pair_first(r.lens)),
-                                      static_cast<int>(pair_second(r.lens)), std::string(pos)});
+            TermPosting& p = out.emplace_back();
+            p.uid_hi = r.uid_hi;
+            p.uid_lo = r.uid_lo;
+            p.updated_us = r.updated_us;
+            p.title_tf = static_cast<int>(r.title_tf);
+            p.body_tf = static_cast<int>(r.body_tf);
+            p.title_len = static_cast<int>(r.title_len);
+            p.body_len = static_cast<int>(r.body_len);
+            p.positions.assign(pos.data(), pos.size());
             return out.size() < want;
         });
         if (!ok) {
@@ -309,8 +324,10 @@ long long PackedPostings::pack_term(long long user_id, const std::string& term) 
         while (rows.step()) {
             if (block.size() == kPackRows) flush(ListKey{block.back().updated_us, block.back().uid_hi,
                                                          block.back().uid_lo});
+            const long long tfs = rows.i64(5), lens = rows.i64(6);
             block.push_back(PackedPosting{rows.i64(0), rows.i64(1), rows.i64(2), rows.i64(3),
-                                          rows.i64(4), rows.i64(5), rows.i64(6),
+                                          rows.i64(4), pair_first(tfs), pair_second(tfs),
+                                          pair_first(lens), pair_second(lens),
                                           std::string(rows.text(7))});
         }
         flush(from);

@@ -42,9 +42,10 @@ struct ListKey {
 constexpr ListKey kListStart{INT64_MIN, INT64_MIN, INT64_MIN};
 constexpr ListKey kListEnd{INT64_MAX, INT64_MAX, INT64_MAX};
 
-/// One postings row as a block holds it (tfs and lens are pack_pair values).
+/// One postings row as a block holds it.
 struct PackedPosting {
-    long long updated_us = 0, uid_hi = 0, uid_lo = 0, created_us = 0, flags = 0, tfs = 0, lens = 0;
+    long long updated_us = 0, uid_hi = 0, uid_lo = 0, created_us = 0, flags = 0;
+    long long title_tf = 0, body_tf = 0, title_len = 0, body_len = 0;
     std::string pos;
 };
 

@@ -584,10 +584,10 @@ BOOST_FIXTURE_TEST_CASE(packed_postings_match_the_model, SearchFixture) {
 BOOST_AUTO_TEST_CASE(packed_block_codec) {
     using detail::PackedPosting;
     std::vector<PackedPosting> rows = {
-        {INT64_MAX / 2, INT64_MIN, INT64_MAX, 0, 15, (3LL << 32) | 7, (12LL << 32) | 900, "1;0,4"},
-        {INT64_MAX / 2, -1, 0, INT64_MAX / 2 + 5, 0, 1, 2, ""},
-        {1000, 42, -42, 1000, 1, 0, 0, std::string(300, 'p')},
-        {-5, 0, 1, -7, 0, 0x7fffffffLL << 32, 0, "x"}};
+        {INT64_MAX, INT64_MIN, INT64_MAX, 0, 15, 3, 7, 12, 900, "1;0,4"},
+        {INT64_MAX / 2, -1, 0, INT64_MAX / 2 + 5, 0, 0, 1, 0, 2, ""},
+        {1000, 42, -42, 1000, 1, 0, 0, 0, 0, std::string(300, 'p')},
+        {-5, 0, 1, INT64_MIN, -3, 0x7fffffffLL, 0, 0x7fffffffLL, 1, "x"}};
     const std::string data = detail::encode_block(rows);
     std::vector<PackedPosting> back;
     BOOST_REQUIRE(detail::decode_block(data, static_cast<long long>(rows.size()), back));
@@ -598,8 +598,10 @@ BOOST_AUTO_TEST_CASE(packed_block_codec) {
         BOOST_CHECK_EQUAL(back[i].uid_lo, rows[i].uid_lo);
         BOOST_CHECK_EQUAL(back[i].created_us, rows[i].created_us);
         BOOST_CHECK_EQUAL(back[i].flags, rows[i].flags);
-        BOOST_CHECK_EQUAL(back[i].tfs, rows[i].tfs);
-        BOOST_CHECK_EQUAL(back[i].lens, rows[i].lens);
+        BOOST_CHECK_EQUAL(back[i].title_tf, rows[i].title_tf);
+        BOOST_CHECK_EQUAL(back[i].body_tf, rows[i].body_tf);
+        BOOST_CHECK_EQUAL(back[i].title_len, rows[i].title_len);
+        BOOST_CHECK_EQUAL(back[i].body_len, rows[i].body_len);
         BOOST_CHECK_EQUAL(back[i].pos, rows[i].pos);
     }
     for (std::size_t cut = 0; cut < data.size(); ++cut) {
@@ -607,6 +609,9 @@ BOOST_AUTO_TEST_CASE(packed_block_codec) {
         BOOST_CHECK(!detail::decode_block(data.substr(0, cut), static_cast<long long>(rows.size()), back));
     }
     BOOST_CHECK(!detail::decode_block(data + "x", static_cast<long long>(rows.size()), back));
+    std::string other = data;
+    other[0] = 2;  // another format
+    BOOST_CHECK(!detail::decode_block(other, static_cast<long long>(rows.size()), back));
     std::swap(rows[0], rows[2]);  // older before newer
     BOOST_CHECK_THROW(detail::encode_block(rows), std::invalid_argument);
 }
