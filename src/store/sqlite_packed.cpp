@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "log.hpp"
 #include "store/soci_stmt.hpp"
 
 namespace notesd::detail {
@@ -226,6 +227,7 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
             return;
         }
         const long long n = blocks.i64(6);
+        const std::size_t before = out.size();
         if (out.capacity() < out.size() + static_cast<std::size_t>(n))  // grow by 4x, not 2x
             out.reserve(std::min(want, std::max(out.size() + static_cast<std::size_t>(n), 4 * out.capacity())));
         const bool ok = each_row(blocks.blob(7), n, [&](const PackedPosting& r, std::string_view pos) {
@@ -245,9 +247,12 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
             p.positions.assign(pos.data(), pos.size());
             return out.size() < want;
         });
-        if (!ok) {
-            blocks.reset();
-            throw std::runtime_error("malformed postings block of term '" + term + "'");
+        if (!ok) {  // only a bug or a damaged file does this; the rows of its range keep results exact
+            log_warn("malformed postings block: its rows are read instead",
+                     {{"user", user_id}, {"block_lo_us", lo.us}});
+            out.resize(before);
+            done = false;
+            read_gap(lo, hi);
         }
         expect = lo;
         if (out.size() >= want || lo.us < w.umin) done = true;

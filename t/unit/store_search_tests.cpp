@@ -549,6 +549,17 @@ BOOST_FIXTURE_TEST_CASE(packed_postings_match_the_model, SearchFixture) {
     if (packs) BOOST_CHECK_GT(written, 8);  // common: 6 blocks, half: 3, and more
     check_all("packed");
     BOOST_CHECK_EQUAL(store->pack_postings(u), 0);  // nothing left to pack
+    if (packs) {  // a damaged block is not used: its rows are read instead
+        long long id = 0;
+        *raw() << "SELECT id FROM postings_packed WHERE user_id = :u AND term = 'common' "
+                  "ORDER BY lo_us DESC LIMIT 1 OFFSET 2", soci::into(id), soci::use(u, "u");
+        BOOST_REQUIRE_GT(id, 0);
+        *raw() << "UPDATE postings_packed SET data = X'0107' WHERE id = :id", soci::use(id, "id");
+        check_all("damaged block");
+        *raw() << "DELETE FROM postings_packed WHERE id = :id", soci::use(id, "id");
+        BOOST_CHECK_EQUAL(store->pack_postings(u), 1);  // its range packed again
+        check_all("re-packed");
+    }
     // Updates (moved to the newest end, or within the list), deletes and new notes: the blocks
     // holding their keys go, the rest stay and the gaps are read from the rows.
     for (int round = 0; round < 3; ++round) {
