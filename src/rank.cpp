@@ -550,6 +550,12 @@ void Ranker::add_counts(std::vector<Candidate>& cands, const std::string& term,
             if (cands[i].title_tf[t] < 0) cands[i].title_tf[t] = cands[i].body_tf[t] = 0;
 }
 
+bool Ranker::needs_positions() const {
+    for (const Compiled& k : compiled_)
+        if (!k.seq.empty()) return true;
+    return false;
+}
+
 int Ranker::term_index(const std::string& term) const {
     for (std::size_t i = 0; i < terms_.size(); ++i)
         if (terms_[i] == term) return static_cast<int>(i);

@@ -156,6 +156,9 @@ public:
     std::optional<double> score(std::string_view title_terms, std::string_view body_terms) const;
 
     const ParsedQuery& query() const { return query_; }
+    /// Whether scoring reads word positions (the query has a phrase or proximity clause);
+    /// without, postings may come without them.
+    bool needs_positions() const;
     /// The user's notes containing `term` (0 for a term the query does not hold).
     long long df_of(const std::string& term) const;
 

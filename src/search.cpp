@@ -303,7 +303,8 @@ void fill_open_counts(Store& store, long long user_id, const SearchFilter& filte
         if (spent + kWindowLimit > kWindowBudget) break;
         if (share * static_cast<double>(ranker.df_of(term)) > static_cast<double>(kWindowLimit)) continue;
         const std::vector<Posting> more =
-            store.term_postings(user_id, term, window, static_cast<int>(kWindowLimit));
+            store.term_postings(user_id, term, window, static_cast<int>(kWindowLimit),
+                                ranker.needs_positions());
         spent += static_cast<long long>(more.size());
         ranker.add_counts(cands, term, more, static_cast<long long>(more.size()) < kWindowLimit);
     }
@@ -334,7 +335,8 @@ std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const 
         }
         fetched.emplace(unit.term, postings.size());
         postings.push_back(store.term_postings(user_id, unit.term, filter,
-                                               static_cast<int>(fetch_limit)));
+                                               static_cast<int>(fetch_limit),
+                                               ranker.needs_positions()));
         complete.push_back(static_cast<long long>(postings.back().size()) < fetch_limit);
     }
     std::vector<Candidate> candidates =

@@ -76,12 +76,13 @@ public:
                                                                 int lim) override {
         return timed("prefix_terms", [&] { return s_.prefix_terms(u, p, lim); });
     }
+    using Store::term_postings;
     std::vector<TermPosting> term_postings(long long u, const std::string& t, const SearchFilter& f,
-                                           int lim) override {
+                                           int lim, bool with_positions) override {
         // the time-bounded reads of fill_open_counts are the windows
         const bool window = !(f.updated == TimeRange{});
         return timed(window ? "term_postings (window)" : "term_postings",
-                     [&] { return s_.term_postings(u, t, f, lim); });
+                     [&] { return s_.term_postings(u, t, f, lim, with_positions); });
     }
     std::vector<TermPosting> postings_at(long long u, const std::string& t,
                                          const std::vector<PostingNote>& n) override {

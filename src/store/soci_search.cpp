@@ -415,7 +415,8 @@ std::vector<std::pair<std::string, long long>> SociStore::prefix_terms(long long
 }
 
 std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::string& term,
-                                                  const SearchFilter& f, int limit) {
+                                                  const SearchFilter& f, int limit,
+                                                  bool with_positions) {
     if (limit <= 0 || !valid_utf8(term)) return {};
     return guarded("term_postings", [&] {
         std::vector<TermPosting> out;
@@ -444,7 +445,7 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
             packed->read(user_id, term,
                          detail::PostingsWindow{f.updated.min_us, f.updated.max_us,
                                                 f.created.min_us, f.created.max_us, f.flags_any},
-                         limit, out);
+                         limit, with_positions, out);
             return out;
         }
         q.read_postings(q.postings(0, false, filtered), out);

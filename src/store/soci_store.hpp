@@ -47,8 +47,10 @@ public:
     std::vector<std::pair<std::string, long long>> prefix_terms(long long user_id,
                                                                 const std::string& prefix,
                                                                 int limit) override;
+    using Store::term_postings;
     std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
-                                           const SearchFilter& f, int limit) override;
+                                           const SearchFilter& f, int limit,
+                                           bool with_positions) override;
     std::vector<TermPosting> postings_at(long long user_id, const std::string& term,
                                          const std::vector<PostingNote>& notes) override;
     std::vector<IndexedNote> indexed_notes(long long user_id,

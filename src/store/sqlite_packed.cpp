@@ -183,7 +183,7 @@ PackedPostings::PackedPostings(soci::session& s) : impl_(std::make_unique<Impl>(
 PackedPostings::~PackedPostings() = default;
 
 void PackedPostings::read(long long user_id, const std::string& term, const PostingsWindow& w,
-                          long long limit, std::vector<TermPosting>& out) {
+                          long long limit, bool with_positions, std::vector<TermPosting>& out) {
     if (limit <= 0) return;
     Impl& m = *impl_;
     const std::size_t want = out.size() + static_cast<std::size_t>(limit);
@@ -208,9 +208,8 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
         if (filtered)
             rows.bind(10, w.umin).bind(11, w.umax).bind(12, w.cmin).bind(13, w.cmax).bind(14, w.mask);
         while (rows.step()) {
-            const std::string_view pos = rows.text(5);
-            out.push_back(unpack_posting(rows.i64(0), rows.i64(1), rows.i64(2), rows.i64(3),
-                                         rows.i64(4), std::string(pos)));
+            out.push_back(unpack_posting(rows.i64(0), rows.i64(1), rows.i64(2), rows.i64(3), rows.i64(4),
+                                         with_positions ? std::string(rows.text(5)) : std::string()));
         }
     };
     Stmt& blocks = m.get(m.blocks, sql({"SELECT lo_us, lo_hi, lo_lo, hi_us, hi_hi, hi_lo, n, data "
@@ -244,7 +243,7 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
             p.body_tf = static_cast<int>(r.body_tf);
             p.title_len = static_cast<int>(r.title_len);
             p.body_len = static_cast<int>(r.body_len);
-            p.positions.assign(pos.data(), pos.size());
+            if (with_positions) p.positions.assign(pos.data(), pos.size());
             return out.size() < want;
         });
         if (!ok) {  // only a bug or a damaged file does this; the rows of its range keep results exact

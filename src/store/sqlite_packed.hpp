@@ -72,9 +72,9 @@ public:
     PackedPostings& operator=(const PackedPostings&) = delete;
 
     /// Appends the user's postings of `term` that pass `w`, newest first, at most `limit`:
-    /// the rows term_postings' SQL scan returns, in its order.
+    /// the rows term_postings' SQL scan returns, in its order (without positions unless asked).
     void read(long long user_id, const std::string& term, const PostingsWindow& w, long long limit,
-              std::vector<TermPosting>& out);
+              bool with_positions, std::vector<TermPosting>& out);
     /// Deletes the blocks whose ranges hold these keys of the user's `term` (sorted or not),
     /// before the rows at those keys change; in the writing transaction.
     void invalidate(long long user_id, const std::string& term, const std::vector<ListKey>& keys);

@@ -40,9 +40,15 @@ public:
                                                                         const std::string& prefix,
                                                                         int limit) = 0;
     /// Notes of the user containing `term` (title or body) and matching `f`, most recently
-    /// updated first (updated_us desc, id desc), at most `limit`.
+    /// updated first (updated_us desc, id desc), at most `limit`. Without with_positions the
+    /// positions may be left empty (for a query that scores no phrase or proximity).
     virtual std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
-                                                   const SearchFilter& f, int limit) = 0;
+                                                   const SearchFilter& f, int limit,
+                                                   bool with_positions) = 0;
+    std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
+                                           const SearchFilter& f, int limit) {
+        return term_postings(user_id, term, f, limit, true);
+    }
     /// Postings of `term` of these notes of the user (at most kPostingsAtMax), looked up by
     /// their full key, any order. A note without the term has no row; so has a listed key that
     /// is no longer a note's (it was updated or deleted since).

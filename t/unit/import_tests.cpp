@@ -93,7 +93,7 @@ public:
     std::vector<std::pair<std::string, long long>> prefix_terms(long long, const std::string&, int) override {
         return {};
     }
-    std::vector<TermPosting> term_postings(long long, const std::string&, const SearchFilter&, int) override {
+    std::vector<TermPosting> term_postings(long long, const std::string&, const SearchFilter&, int, bool) override {
         return {};
     }
     std::vector<TermPosting> postings_at(long long, const std::string&, const std::vector<PostingNote>&) override {

@@ -548,6 +548,16 @@ BOOST_FIXTURE_TEST_CASE(packed_postings_match_the_model, SearchFixture) {
     BOOST_CHECK_EQUAL(written, blocks());
     if (packs) BOOST_CHECK_GT(written, 8);  // common: 6 blocks, half: 3, and more
     check_all("packed");
+    {  // without positions: the same postings, positions left out where the store can
+        const auto with = store->term_postings(u, "common", {}, 100000, true);
+        const auto without = store->term_postings(u, "common", {}, 100000, false);
+        BOOST_CHECK(posting_ids(with) == posting_ids(without));
+        for (std::size_t i = 0; i < with.size() && i < without.size(); ++i) {
+            BOOST_CHECK_EQUAL(with[i].body_tf, without[i].body_tf);
+            BOOST_CHECK_EQUAL(with[i].body_len, without[i].body_len);
+            if (packs) BOOST_CHECK(without[i].positions.empty());
+        }
+    }
     BOOST_CHECK_EQUAL(store->pack_postings(u), 0);  // nothing left to pack
     if (packs) {  // a damaged block is not used: its rows are read instead
         long long id = 0;
