@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <unordered_set>
 
 #include "positions.hpp"
@@ -202,37 +203,10 @@ bool ranks_before(const RankedNote& a, const RankedNote& b) {
 struct Ranker::FieldStats {
     double length = 0;
     std::vector<int> tf;   // per interned term
-    std::vector<int> ids;  // per position: interned term or -1 (only when sequences are scored)
+    /// Per interned term, its positions in the field, ascending (only when sequences are scored).
+    std::vector<std::vector<int>> at;
 };
 
-namespace detail {
-namespace {
-
-// Occurrences of seq in ids: exactly adjacent when window == 1, else seq[0] followed by
-// seq[1] within window positions (proximity pairs only have two terms).
-int count_sequence(const std::vector<int>& ids, const std::vector<int>& seq, int window) {
-    int n = 0;
-    const std::size_t len = seq.size();
-    for (std::size_t p = 0; p + len <= ids.size(); ++p) {
-        if (ids[p] != seq[0]) continue;
-        if (window <= 1) {
-            std::size_t k = 1;
-            while (k < len && ids[p + k] == seq[k]) ++k;
-            n += k == len;
-        } else {
-            const std::size_t end = std::min(ids.size(), p + 1 + static_cast<std::size_t>(window));
-            for (std::size_t q = p + 1; q < end; ++q)
-                if (ids[q] == seq[1]) {
-                    ++n;
-                    break;
-                }
-        }
-    }
-    return n;
-}
-
-}  // namespace
-}  // namespace detail
 
 Ranker::Ranker(ParsedQuery query, QueryStats stats, RankParams params)
     : query_(std::move(query)), stats_(std::move(stats)), params_(params) {
@@ -303,28 +277,32 @@ void Ranker::compile() {
 Ranker::FieldStats Ranker::scan(std::string_view stored) const {
     FieldStats f;
     f.tf.assign(terms_.size(), 0);
-    bool need_ids = false;
-    for (const auto& k : compiled_) need_ids |= !k.seq.empty();
-    std::size_t i = 0, count = 0;
-    while (i < stored.size()) {
-        if (stored[i] == ' ') {
-            ++i;
+    const bool need_positions = needs_positions();
+    if (need_positions) f.at.resize(terms_.size());
+    std::size_t count = 0;
+    const char* p = stored.data();
+    const char* const end = p + stored.size();
+    while (p < end) {
+        if (*p == ' ') {
+            ++p;
             continue;
         }
-        std::size_t j = stored.find(' ', i);
-        if (j == std::string_view::npos) j = stored.size();
-        const std::size_t len = j - i;
+        const char* q = p + 1;
+        while (q < end && *q != ' ') ++q;  // terms are short: no memchr call per term
+        const std::size_t len = static_cast<std::size_t>(q - p);
         int id = -1;
-        if (const std::size_t bk = bucket_of(len, stored[i]); used_.test(bk))
+        if (const std::size_t bk = bucket_of(len, *p); used_.test(bk))
             for (int t : buckets_[bk])
-                if (terms_[t].size() == len && stored.compare(i, len, terms_[t]) == 0) {
+                if (terms_[t].size() == len && std::memcmp(p, terms_[t].data(), len) == 0) {
                     id = t;
                     break;
                 }
-        if (id >= 0) ++f.tf[id];
-        if (need_ids) f.ids.push_back(id);
+        if (id >= 0) {
+            ++f.tf[id];
+            if (need_positions) f.at[static_cast<std::size_t>(id)].push_back(static_cast<int>(count));
+        }
         ++count;
-        i = j;
+        p = q;
     }
     f.length = static_cast<double>(count);
     return f;
@@ -409,8 +387,10 @@ int sequence_bound(ClauseKind kind, const std::vector<int>& seq, const int* tf, 
 
 namespace {
 
-// Occurrences of seq in one field from its terms' ascending positions there (at[k] for seq[k]),
-// counted as detail::count_sequence counts them in the field's term ids.
+// Occurrences of seq in one field from its terms' ascending positions there (at[k] for seq[k]):
+// a phrase where each next word is at the next position, a proximity pair where the second
+// word follows the first within `window` positions. Stored terms and postings positions are
+// counted by this one function, so both give the same score.
 int count_positions(const std::vector<const std::vector<int>*>& at, int window) {
     int n = 0;
     for (int p : *at[0]) {
@@ -479,8 +459,14 @@ Estimate Ranker::evaluate(const Features& f) const {
         int ct = 0, cb = 0;
         if (f.title) {
             const int window = k.kind == ClauseKind::Phrase ? 1 : params_.proximity_window;
-            ct = has_all(*f.title, k.seq) ? detail::count_sequence(f.title->ids, k.seq, window) : 0;
-            cb = has_all(*f.body, k.seq) ? detail::count_sequence(f.body->ids, k.seq, window) : 0;
+            auto count = [&](const FieldStats& field) {
+                if (!has_all(field, k.seq)) return 0;
+                std::vector<const std::vector<int>*> at;
+                for (int t : k.seq) at.push_back(&field.at[static_cast<std::size_t>(t)]);
+                return count_positions(at, window);
+            };
+            ct = count(*f.title);
+            cb = count(*f.body);
         } else if (!f.positions || !sequence_from_positions(k, f, ct, cb)) {
             ct = sequence_bound(k.kind, k.seq, f.tf_t, f.len_t);
             cb = sequence_bound(k.kind, k.seq, f.tf_b, f.len_b);
