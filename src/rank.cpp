@@ -657,7 +657,9 @@ std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>
     std::vector<std::uint32_t> all(entries.size());
     for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
     const std::size_t keep = std::min(max_candidates, all.size());
-    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), before);
+    // One unit's postings arrive in this order already (equal pre-scores, key order): no sort.
+    if (!std::is_sorted(all.begin(), all.end(), before))
+        std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), before);
     // Terms whose whole (filtered) list was read: a candidate not in it has none of them.
     std::vector<int> unknown_or_zero(terms_.size(), -1);
     for (std::size_t t = 0; t < terms_.size(); ++t)
