@@ -334,6 +334,7 @@ void SociStore::migrate() {
     if (ms.empty())
         throw std::runtime_error(std::string("no schema migrations for backend ") +
                                  dialect_->name());
+    bool packing_added = false;
     guarded("migrate", [&] {
         // Statements prepared against the old schema must not outlive it (PostgreSQL plans).
         drop_statements();
@@ -341,13 +342,19 @@ void SociStore::migrate() {
         for (const std::string& s : dialect_->wait_limits(0)) sql_ << s;
         sql_ << "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
                 "name TEXT NOT NULL, applied_us BIGINT NOT NULL)";
-        for (const EmbeddedMigration& m : ms) apply_migration(m);
+        for (const EmbeddedMigration& m : ms)
+            if (apply_migration(m) && m.version == 6) packing_added = true;
         for (const std::string& s : dialect_->wait_limits(target_.busy_timeout_ms)) sql_ << s;
     });
+    // 006 (SQLite): every user's postings packed once the schema is committed, a transaction per
+    // user, so the WAL never holds a large database's blocks at once. An interrupted run leaves
+    // users unpacked: their searches read rows (same results) until `notesctl pack`.
+    if (packing_added)
+        for (const UserInfo& u : list_users()) pack_postings(u.id);
 }
 
 // One transaction per migration, re-checked inside it, so concurrent migrators apply it once.
-void SociStore::apply_migration(const EmbeddedMigration& m) {
+bool SociStore::apply_migration(const EmbeddedMigration& m) {
     detail::WriteTxn tx(sql_, dialect_->begin_write());
     long long version = m.version;
     long long applied = 0;
@@ -362,16 +369,13 @@ void SociStore::apply_migration(const EmbeddedMigration& m) {
             soci::use(version, "v"), soci::use(name, "n"), soci::use(now, "t");
     }
     tx.commit();
+    return applied == 0;
 }
 
 void SociStore::after_migration(int version) {
     // 003 emptied the postings to add the counts, 004 to add the positions; the rebuild writes
     // the columns of the newest schema, so it runs after the last script that empties them.
     if (version == 4) rebuild_postings();
-    // 006 (SQLite): every user's postings packed, in the migration's transaction.
-    if (version == 6)
-        if (detail::PackedPostings* packed = searches().packed())
-            for (const UserInfo& u : list_users()) packed->pack_user(u.id);
 }
 
 int SociStore::schema_version() {

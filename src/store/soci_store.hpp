@@ -103,7 +103,7 @@ private:
     /// The id (and note_count) of the user's collection with this uuid; 0 when unknown.
     long long find_collection(long long user_id, const std::string& uuid, long long* note_count);
     bool table_exists(const std::string& name);
-    void apply_migration(const EmbeddedMigration& m);
+    bool apply_migration(const EmbeddedMigration& m);
     /// Data steps a migration's SQL cannot do, run in its transaction right after the script.
     void after_migration(int version);
     /// Refills the postings table from notes and note_text (the terms' counts need C++).

@@ -600,6 +600,31 @@ BOOST_FIXTURE_TEST_CASE(packed_postings_match_the_model, SearchFixture) {
     BOOST_CHECK_EQUAL(store->term_postings(other, "common", {}, 1000).size(), 1u);
 }
 
+// The 006 upgrade of an SQLite database with notes packs every user's postings after it
+// commits (the migration itself only creates the table).
+BOOST_FIXTURE_TEST_CASE(upgrade_to_006_packs_postings, SearchFixture) {
+    if (parse_connection_string(conn).backend != Backend::Sqlite) return;  // 006 is empty there
+    const long long u = user("upgrade-006");
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 200; ++i) batch.push_back(mk(new_uuid(), "title", "common words", 10 + i, 500 + i));
+    store->write_batch(u, {}, batch);
+    auto db = raw();
+    *db << "DROP TABLE postings_packed";  // as at schema 005
+    *db << "DELETE FROM schema_migrations WHERE version = 6";
+    db.reset();
+    store = open_store(conn);
+    BOOST_CHECK_EQUAL(store->schema_version(), 5);
+    store->migrate();
+    BOOST_CHECK_EQUAL(store->schema_version(), 6);
+    long long blocks = 0, packed = 0;
+    *raw() << "SELECT COUNT(*), SUM(n) FROM postings_packed WHERE user_id = :u AND term = 'common'",
+        soci::into(blocks), soci::into(packed), soci::use(u, "u");
+    BOOST_CHECK_EQUAL(blocks, 2);  // 128 + 72
+    BOOST_CHECK_EQUAL(packed, 200);
+    BOOST_CHECK_EQUAL(store->pack_postings(u), 0);
+    BOOST_CHECK_EQUAL(store->term_postings(u, "common", {}, 1000).size(), 200u);
+}
+
 // The block codec round-trips every field, negative and extreme values included, and refuses
 // truncated or trailing data instead of reading past it.
 BOOST_AUTO_TEST_CASE(packed_block_codec) {
