@@ -195,7 +195,7 @@ std::string postings_at_sql(const Dialect& d, std::size_t notes) {
 // One note's row by its whole key (SQLite: a statement run per note costs a seek, no more).
 constexpr const char* kPostingOfSql =
     "SELECT p.uid_hi, p.uid_lo, p.updated_us, p.tfs, p.lens, p.pos FROM postings p WHERE "
-    "p.user_id = :u AND p.term = :t AND p.updated_us = :us AND p.uid_hi = :hi AND p.uid_lo = :lo";
+    "p.user_id = ?1 AND p.term = ?2 AND p.updated_us = ?3 AND p.uid_hi = ?4 AND p.uid_lo = ?5";
 
 namespace {
 
@@ -259,14 +259,14 @@ soci::statement& SearchStmts::postings_at() {
 
 void SearchStmts::sqlite_postings_at(const std::vector<PostingNote>& notes,
                                      std::vector<TermPosting>& out) {
-    if (!scan_at) scan_at = std::make_unique<SqliteScan>(s, kPostingOfSql);
-    scan_at->bind(":u", p.u);  // bindings outlive each run: only the key changes per note
-    scan_at->bind(":t", p.term);
+    if (!scan_at) scan_at = std::make_unique<SqliteStmt>(s, kPostingOfSql);
+    scan_at->bind(1, p.u).bind(2, p.term);  // bindings outlive each run: only the key changes
     for (const PostingNote& n : notes) {
-        scan_at->bind(":us", n.updated_us);
-        scan_at->bind(":hi", n.uid_hi);
-        scan_at->bind(":lo", n.uid_lo);
-        scan_at->read_postings(out);
+        scan_at->bind(3, n.updated_us).bind(4, n.uid_hi).bind(5, n.uid_lo);
+        while (scan_at->step())
+            out.push_back(unpack_posting(scan_at->i64(0), scan_at->i64(1), scan_at->i64(2),
+                                         scan_at->i64(3), scan_at->i64(4),
+                                         std::string(scan_at->text(5))));
     }
 }
 

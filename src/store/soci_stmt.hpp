@@ -312,7 +312,7 @@ struct SearchStmts {
     std::string snap_ids;
     std::map<int, soci::statement> variants;
     const bool sqlite = is_sqlite_session(s);
-    std::unique_ptr<SqliteScan> scan_at;
+    std::unique_ptr<SqliteStmt> scan_at;
     std::unique_ptr<SqliteStmt> hit_one[2];  // sqlite_hit without / with content
     std::unique_ptr<SqliteStmt> indexed_one;
     /// SQLite only: the packed postings (schema 006), read by term_postings without collections

@@ -64,49 +64,6 @@ bool is_sqlite_session(soci::session& s) {
     return b && std::strcmp(typeid(*b).name(), "N4soci23sqlite3_session_backendE") == 0;
 }
 
-SqliteScan::SqliteScan(soci::session& s, const std::string& sql) {
-    lite::sqlite3* db = connection(s);
-    db_ = db;
-    lite::sqlite3_stmt* st = nullptr;
-    const int rc = lite::sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size()),
-                                            SQLITE_PREPARE_PERSISTENT, &st, nullptr);
-    if (rc != SQLITE_OK) fail(rc);
-    st_ = st;
-}
-
-SqliteScan::~SqliteScan() { lite::sqlite3_finalize(static_cast<lite::sqlite3_stmt*>(st_)); }
-
-void SqliteScan::bind(const char* name, long long value) {
-    auto* st = static_cast<lite::sqlite3_stmt*>(st_);
-    if (const int i = lite::sqlite3_bind_parameter_index(st, name); i > 0)
-        if (const int rc = lite::sqlite3_bind_int64(st, i, value); rc != SQLITE_OK) fail(rc);
-}
-
-void SqliteScan::bind(const char* name, const std::string& text) {
-    auto* st = static_cast<lite::sqlite3_stmt*>(st_);
-    if (const int i = lite::sqlite3_bind_parameter_index(st, name); i > 0)
-        if (const int rc = lite::sqlite3_bind_text(st, i, text.data(), static_cast<int>(text.size()),
-                                                   SQLITE_STATIC);
-            rc != SQLITE_OK)
-            fail(rc);
-}
-
-void SqliteScan::read_postings(std::vector<TermPosting>& out) {
-    auto* st = static_cast<lite::sqlite3_stmt*>(st_);
-    int rc = 0;
-    while ((rc = lite::sqlite3_step(st)) == SQLITE_ROW) {
-        const auto* pos = reinterpret_cast<const char*>(lite::sqlite3_column_text(st, 5));
-        out.push_back(unpack_posting(
-            lite::sqlite3_column_int64(st, 0), lite::sqlite3_column_int64(st, 1),
-            lite::sqlite3_column_int64(st, 2), lite::sqlite3_column_int64(st, 3),
-            lite::sqlite3_column_int64(st, 4),
-            pos ? std::string(pos, static_cast<std::size_t>(lite::sqlite3_column_bytes(st, 5)))
-                : std::string()));
-    }
-    lite::sqlite3_reset(st);
-    if (rc != SQLITE_DONE) fail(rc);
-}
-
 SqliteStmt::SqliteStmt(soci::session& s, const std::string& sql) {
     lite::sqlite3* db = connection(s);
     db_ = db;
@@ -181,9 +138,5 @@ void SqliteStmt::fail(int rc) const {
     throw soci::sqlite3_soci_error(std::string("sqlite3: ") + (msg ? msg : "error"), rc);
 }
 
-void SqliteScan::fail(int rc) const {
-    const char* msg = lite::sqlite3_errmsg(static_cast<lite::sqlite3*>(db_));
-    throw soci::sqlite3_soci_error(std::string("sqlite3: ") + (msg ? msg : "error"), rc);
-}
 
 }  // namespace notesd::detail

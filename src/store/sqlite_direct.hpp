@@ -1,9 +1,10 @@
 // What SociStore does through SQLite's own API, on the connection of a SOCI session.
 //
-// SqliteScan: the candidate postings scans. A search reads up to 20,000 postings rows per
-// query word; SOCI's per-row exchange of six typed values cost about as much as SQLite's own
-// decoding of the row (doc/benchmarks.md). The statement is finalized with the statement cache
-// that owns it (SociStore drops that cache on every database error, before any reconnect).
+// SqliteStmt: statements of the search's hot path (packed postings, key lookups, result pages,
+// stored terms) stepped without SOCI, whose per-row exchange of typed values cost about as much
+// as SQLite's own decoding of the row (doc/benchmarks.md). A statement is finalized with the
+// statement cache that owns it (SociStore drops that cache on every database error, before any
+// reconnect).
 //
 // SqliteTuning: how the connection waits for a lock and when it checkpoints (see below).
 #pragma once
@@ -18,29 +19,6 @@ class session;
 }
 
 namespace notesd::detail {
-
-class SqliteScan {
-public:
-    /// Prepares `sql` (its result columns: uid_hi, uid_lo, updated_us, tfs, lens, pos) on the
-    /// session's SQLite connection; the session must be SQLite (is_sqlite_session).
-    SqliteScan(soci::session& s, const std::string& sql);
-    ~SqliteScan();
-    SqliteScan(const SqliteScan&) = delete;
-    SqliteScan& operator=(const SqliteScan&) = delete;
-
-    /// Binds a named parameter (":u") when the statement has it; a binding holds for every
-    /// read_postings until rebound. Text is not copied: it must stay unchanged until the last
-    /// read_postings that uses it returns.
-    void bind(const char* name, long long value);
-    void bind(const char* name, const std::string& text);
-    /// Runs the statement and appends its rows; throws soci::sqlite3_soci_error on failure.
-    void read_postings(std::vector<TermPosting>& out);
-
-private:
-    [[noreturn]] void fail(int rc) const;
-    void* db_ = nullptr;  // sqlite3*
-    void* st_ = nullptr;  // sqlite3_stmt*
-};
 
 /// One statement prepared on the session's SQLite connection (is_sqlite_session), with
 /// positional parameters (?1, ?2...). Errors throw soci::sqlite3_soci_error.
