@@ -163,7 +163,7 @@ std::size_t cjk_lead(std::string_view run, const ParsedQuery& query) {
 namespace {
 
 constexpr std::size_t kTermsBatch = kPostingsAtMax;  // open candidates resolved together
-constexpr std::size_t kLookupTerms = 2;  // open terms looked up per batch, at most
+constexpr std::size_t kLookupTerms = 4;  // open terms looked up per batch, at most
 constexpr long long kWindowLimit = 4 * static_cast<long long>(kMaxCandidates);  // per open term
 constexpr long long kWindowBudget = kPostingBudget / 2;  // postings read for open terms in all
 
