@@ -292,10 +292,26 @@ void bind_uuid_list(Prep& q, SearchParams& p, std::vector<std::string>& names) {
 
 // One note by id. (An IN list here would let SQLite, without statistics, prefer scanning the
 // user's range of the covering notes_by_created index over seeking each id: 80x slower.)
+// SQLite numbers named parameters in order of appearance, so sqlite_indexed binds :u as 1.
+namespace {
+
+constexpr const char* kIndexedSql =
+    "SELECT n.uuid, n.updated_us, t.title_terms, t.body_terms FROM notes n JOIN note_text t ON "
+    "t.note_id = n.id WHERE n.user_id = :u AND n.uuid = :uuid";
+
+// The columns of a search hit (hit(), sqlite_hit()): list_notes' columns plus plain_text,
+// ending where the uuid condition follows.
+std::string hit_sql(bool with_content) {
+    return std::string("SELECT n.uuid, n.title, n.snippet, ") + (with_content ? "n.content, " : "") +
+           "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, t.plain_text FROM notes "
+           "n JOIN note_text t ON t.note_id = n.id WHERE n.user_id = :u AND n.uuid";
+}
+
+}  // namespace
+
 soci::statement& SearchStmts::indexed() {
     return lazy(11, [&] {
-        return Prep(s, "SELECT n.uuid, n.updated_us, t.title_terms, t.body_terms FROM notes n "
-                       "JOIN note_text t ON t.note_id = n.id WHERE n.user_id = :u AND n.uuid = :uuid")
+        return Prep(s, kIndexedSql)
             .out(o_uuid).out(o_updated).out(o_title_terms).out(o_body_terms).in(p.u, "u")
             .in(p.uuid, "uuid").done();
     });
@@ -305,11 +321,7 @@ soci::statement& SearchStmts::indexed() {
 // chunk of ids (p.uuids).
 soci::statement& SearchStmts::hit(bool with_content) {
     return lazy(with_content ? 12 : 13, [&] {
-        Prep q(s, std::string("SELECT n.uuid, n.title, n.snippet, ") +
-                      (with_content ? "n.content, " : "") +
-                      "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, "
-                      "t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id WHERE "
-                      "n.user_id = :u AND n.uuid" + uuid_list_sql());
+        Prep q(s, hit_sql(with_content) + uuid_list_sql());
         q.out(nr.uuid).out(nr.title).out(nr.snippet);
         if (with_content) q.out(nr.content);
         q.out(nr.created).out(nr.updated).out(nr.colls).out(nr.audios).out(o_plain);
@@ -321,21 +333,13 @@ soci::statement& SearchStmts::hit(bool with_content) {
 }
 
 SqliteStmt& SearchStmts::sqlite_indexed() {
-    if (!indexed_one)
-        indexed_one = std::make_unique<SqliteStmt>(
-            s, "SELECT n.uuid, n.updated_us, t.title_terms, t.body_terms FROM notes n JOIN note_text t "
-               "ON t.note_id = n.id WHERE n.user_id = ?1 AND n.uuid = ?2");
+    if (!indexed_one) indexed_one = std::make_unique<SqliteStmt>(s, kIndexedSql);
     return *indexed_one;
 }
 
 SqliteStmt& SearchStmts::sqlite_hit(bool with_content) {
     std::unique_ptr<SqliteStmt>& st = hit_one[with_content ? 1 : 0];
-    if (!st)
-        st = std::make_unique<SqliteStmt>(
-            s, std::string("SELECT n.uuid, n.title, n.snippet, ") + (with_content ? "n.content, " : "") +
-                   "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, t.plain_text "
-                   "FROM notes n JOIN note_text t ON t.note_id = n.id WHERE n.user_id = ?1 AND "
-                   "n.uuid = ?2");
+    if (!st) st = std::make_unique<SqliteStmt>(s, hit_sql(with_content) + " = :uuid");
     return *st;
 }
 

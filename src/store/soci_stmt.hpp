@@ -289,9 +289,9 @@ struct SearchStmts {
     /// rows of :t of `notes`, one whole-key seek each.
     void sqlite_postings_at(const std::vector<PostingNote>& notes, std::vector<TermPosting>& out);
     soci::statement& indexed();
-    SqliteStmt& sqlite_indexed();  ///< SQLite only: indexed() with ?1 user, ?2 uuid
+    SqliteStmt& sqlite_indexed();  ///< SQLite only: indexed()'s SQL, :u and :uuid bound as 1 and 2
     soci::statement& hit(bool with_content);
-    /// SQLite only: hit()'s columns of one note (?1 user, ?2 uuid).
+    /// SQLite only: hit()'s columns of one note (:u and :uuid bound as 1 and 2).
     SqliteStmt& sqlite_hit(bool with_content);
     soci::statement& snapshot_insert();
     soci::statement& snapshot_find();

@@ -167,9 +167,8 @@ bool decode_block(std::string_view data, long long n, std::vector<PackedPosting>
 }
 
 struct PackedPostings::Impl {
-    explicit Impl(soci::session& s_) : s(s_) {
-        if (!is_sqlite_session(s)) throw std::logic_error("packed postings need an SQLite session");
-    }
+    explicit Impl(soci::session& s_) : s(s_) {}
+    /// The statement, prepared on first use (SqliteStmt refuses a session that is not SQLite).
     Stmt& get(std::unique_ptr<Stmt>& st, const std::string& text) {
         if (!st) st = std::make_unique<Stmt>(s, text);
         return *st;
@@ -189,16 +188,16 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
     const std::size_t want = out.size() + static_cast<std::size_t>(limit);
     // The rows of a range no block covers, through the primary key as term_postings reads them
     // (without a filter, the scan skips the filter columns).
+    static const std::string kGapSql = sql({"SELECT uid_hi, uid_lo, updated_us, tfs, lens, pos FROM "
+                                            "postings WHERE user_id = ?1 AND term = ?2 AND", kRowRange,
+                                            " AND updated_us >= ?10 AND updated_us <= ?11 AND "
+                                            "created_us >= ?12 AND created_us <= ?13 AND (?14 = 0 OR "
+                                            "(flags & ?14) <> 0)", kRowOrder, " LIMIT ?9"});
+    static const std::string kGapAllSql = sql({"SELECT uid_hi, uid_lo, updated_us, tfs, lens, pos FROM "
+                                               "postings WHERE user_id = ?1 AND term = ?2 AND",
+                                               kRowRange, kRowOrder, " LIMIT ?9"});
     const bool filtered = !(w == PostingsWindow{});
-    Stmt& rows = filtered
-        ? m.get(m.gap_rows, sql({"SELECT uid_hi, uid_lo, updated_us, tfs, lens, pos FROM "
-                                 "postings WHERE user_id = ?1 AND term = ?2 AND", kRowRange,
-                                 " AND updated_us >= ?10 AND updated_us <= ?11 AND "
-                                 "created_us >= ?12 AND created_us <= ?13 AND (?14 = 0 OR "
-                                 "(flags & ?14) <> 0)", kRowOrder, " LIMIT ?9"}))
-        : m.get(m.gap_rows_all, sql({"SELECT uid_hi, uid_lo, updated_us, tfs, lens, pos FROM "
-                                     "postings WHERE user_id = ?1 AND term = ?2 AND", kRowRange,
-                                     kRowOrder, " LIMIT ?9"}));
+    Stmt& rows = filtered ? m.get(m.gap_rows, kGapSql) : m.get(m.gap_rows_all, kGapAllSql);
     auto read_gap = [&](const ListKey& from, const ListKey& to) {  // [from, to)
         if (from.us > w.umax || to.us < w.umin || out.size() >= want) return;
         rows.bind(1, user_id).bind(2, term);
@@ -212,9 +211,10 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
                                          with_positions ? std::string(rows.text(5)) : std::string()));
         }
     };
-    Stmt& blocks = m.get(m.blocks, sql({"SELECT lo_us, lo_hi, lo_lo, hi_us, hi_hi, hi_lo, n, data "
-                                        "FROM postings_packed WHERE user_id = ?1 AND term = ?2 AND "
-                                        "lo_us <= ?3", kKeyOrder}));
+    static const std::string kBlocksSql = sql({"SELECT lo_us, lo_hi, lo_lo, hi_us, hi_hi, hi_lo, n, "
+                                               "data FROM postings_packed WHERE user_id = ?1 AND "
+                                               "term = ?2 AND lo_us <= ?3", kKeyOrder});
+    Stmt& blocks = m.get(m.blocks, kBlocksSql);
     blocks.bind(1, user_id).bind(2, term).bind(3, w.umax);
     ListKey expect = kListEnd;  // the lowest key read so far: the next block should end there
     bool done = false;
@@ -270,9 +270,10 @@ void PackedPostings::invalidate(long long user_id, const std::string& term,
     any.bind(1, user_id).bind(2, term);
     if (!any.step()) return;  // nothing packed: most terms of a first import
     any.reset();
-    Stmt& cover = m.get(m.cover, sql({"SELECT id, hi_us, hi_hi, hi_lo FROM postings_packed WHERE "
-                                      "user_id = ?1 AND term = ?2 AND (lo_us, lo_hi, lo_lo) <= "
-                                      "(?3, ?4, ?5)", kKeyOrder, " LIMIT 1"}));
+    static const std::string kCoverSql = sql({"SELECT id, hi_us, hi_hi, hi_lo FROM postings_packed "
+                                              "WHERE user_id = ?1 AND term = ?2 AND (lo_us, lo_hi, "
+                                              "lo_lo) <= (?3, ?4, ?5)", kKeyOrder, " LIMIT 1"});
+    Stmt& cover = m.get(m.cover, kCoverSql);
     Stmt& drop = m.get(m.drop_id, "DELETE FROM postings_packed WHERE id = ?1");
     for (const ListKey& k : keys) {
         cover.bind(1, user_id).bind(2, term);
@@ -289,8 +290,10 @@ long long PackedPostings::pack_term(long long user_id, const std::string& term) 
     Impl& m = *impl_;
     // The gaps between the blocks there are, newest first.
     std::vector<std::pair<ListKey, ListKey>> gaps;  // [from, to)
-    Stmt& chain = m.get(m.chain, sql({"SELECT lo_us, lo_hi, lo_lo, hi_us, hi_hi, hi_lo FROM "
-                                      "postings_packed WHERE user_id = ?1 AND term = ?2", kKeyOrder}));
+    static const std::string kChainSql = sql({"SELECT lo_us, lo_hi, lo_lo, hi_us, hi_hi, hi_lo FROM "
+                                              "postings_packed WHERE user_id = ?1 AND term = ?2",
+                                              kKeyOrder});
+    Stmt& chain = m.get(m.chain, kChainSql);
     chain.bind(1, user_id).bind(2, term);
     ListKey expect = kListEnd;
     while (chain.step()) {
@@ -300,9 +303,10 @@ long long PackedPostings::pack_term(long long user_id, const std::string& term) 
     }
     if (expect != kListStart) gaps.emplace_back(kListStart, expect);
 
-    Stmt& rows = m.get(m.pack_rows, sql({"SELECT updated_us, uid_hi, uid_lo, created_us, flags, tfs, "
-                                         "lens, pos FROM postings WHERE user_id = ?1 AND term = ?2 "
-                                         "AND", kRowRange, kRowOrder}));
+    static const std::string kPackRowsSql = sql({"SELECT updated_us, uid_hi, uid_lo, created_us, "
+                                                 "flags, tfs, lens, pos FROM postings WHERE "
+                                                 "user_id = ?1 AND term = ?2 AND", kRowRange, kRowOrder});
+    Stmt& rows = m.get(m.pack_rows, kPackRowsSql);
     Stmt& insert = m.get(m.insert, "INSERT INTO postings_packed (user_id, term, lo_us, lo_hi, lo_lo, "
                                    "hi_us, hi_hi, hi_lo, n, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                                    "?7, ?8, ?9, ?10)");

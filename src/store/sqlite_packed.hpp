@@ -78,8 +78,9 @@ public:
     /// Deletes the blocks whose ranges hold these keys of the user's `term` (sorted or not),
     /// before the rows at those keys change; in the writing transaction.
     void invalidate(long long user_id, const std::string& term, const std::vector<ListKey>& keys);
-    /// Fills the gaps of the user's terms in at least kPackMinDf notes with blocks (and deletes
-    /// blocks of terms below it); in the caller's write transaction. Returns blocks written.
+    /// Fills the gaps of the user's terms in at least kPackMinDf notes with blocks, and deletes
+    /// the (empty) blocks of terms no note holds any more; in the caller's write transaction.
+    /// Returns blocks written.
     long long pack_user(long long user_id);
     /// The same for one term (whatever its df); returns blocks written.
     long long pack_term(long long user_id, const std::string& term);
