@@ -207,7 +207,6 @@ struct Ranker::FieldStats {
     std::vector<std::vector<int>> at;
 };
 
-
 Ranker::Ranker(ParsedQuery query, QueryStats stats, RankParams params)
     : query_(std::move(query)), stats_(std::move(stats)), params_(params) {
     const long long n = std::max(1LL, stats_.corpus.notes);
