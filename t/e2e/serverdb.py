@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import time
 
 ADMIN_ENV = {"mysql": "NOTESD_TEST_MYSQL", "postgresql": "NOTESD_TEST_PGSQL"}
 SCHEMES = {"sqlite3": "sqlite", "sqlite": "sqlite", "mysql": "mysql", "mariadb": "mysql",
@@ -233,7 +234,17 @@ def drop_database(admin_conn, name):
     if backend == "mysql":
         client_sql(admin_conn, "DROP DATABASE IF EXISTS `%s`" % name)
     else:
-        client_sql(admin_conn, "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name)
+        # FORCE ends the sessions of our role; an autovacuum worker on the database it may not
+        # end (PostgreSQL refuses: "must be a member of the role..."), and that worker is gone
+        # a moment later, so the drop is retried for a few seconds.
+        for attempt in range(50):
+            try:
+                client_sql(admin_conn, "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name)
+                return
+            except ServerError as e:
+                if "must be a member of the role" not in str(e) or attempt == 49:
+                    raise
+                time.sleep(0.1)
 
 
 def drop_registered(path):
