@@ -151,6 +151,13 @@ int FcgiEndpoint::connection_fd() const { return impl_->active ? impl_->req.ipcF
 void FcgiEndpoint::finish() {
     if (!impl_->active) return;
     impl_->active = false;
+    // libfcgi closes a connection gracefully unless the request is "detached": shutdown(), then
+    // poll() until the peer closes its end, so that unread input cannot turn the close into a
+    // reset. read_request drains FCGI_STDIN, so once the stream has seen its end nothing is
+    // left to read: a plain close() is as safe, and the worker goes on to its next connection
+    // instead of waiting for nginx to get round to closing this one (a wait, two syscalls and
+    // a wake-up per request). FCGX_Free clears the flag again.
+    if (impl_->req.in && FCGX_HasSeenEOF(impl_->req.in) == EOF) impl_->req.detached = 1;
     FCGX_Finish_r(&impl_->req);
 }
 

@@ -5,6 +5,8 @@ import fcntl
 import os
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -12,6 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fcgi  # noqa: E402
 from harness import Stack, proc_stat  # noqa: E402
 
 REQUEST_ID = re.compile(r"^api-request-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -137,6 +140,46 @@ class GracefulStop(SupervisorCase):
             self.assertEqual((status, body["error_metadata"]["error_kind"]), (503, "UNAVAILABLE"))
         self.assertNotIn("prematurely closed", self.stack.nginx_logs(),
                          "a worker dropped a request it had accepted")
+
+
+class ConnectionClose(SupervisorCase):
+    """After its answer a worker closes the connection outright (its input was read to the end),
+    rather than shut down its side and wait for the peer to close first: it goes on to the next
+    connection while nginx still holds the previous one."""
+    config = {"workers": 1}
+
+    def params(self):
+        return {"REQUEST_METHOD": "GET", "DOCUMENT_URI": "/v2/notes", "QUERY_STRING": "limit=1",
+                "HTTP_AUTHORIZATION": "Bearer " + self.token, "CONTENT_LENGTH": "0",
+                "REQUEST_ID": "0123456789abcdef0123456789abcdef"}
+
+    def test_worker_closes_and_serves_the_next_connection(self):
+        self.stack.wait_for_workers(1)
+        held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        held.settimeout(10)
+        held.connect(self.stack.socket_path)
+        self.addCleanup(held.close)
+        held.sendall(fcgi.record(fcgi.BEGIN_REQUEST, 1, struct.pack("!HB5x", fcgi.RESPONDER, 0)))
+        held.sendall(fcgi.stream(fcgi.PARAMS, 1, fcgi.encode_params(self.params())))
+        held.sendall(fcgi.stream(fcgi.STDIN, 1, b""))
+        stdout, ended = b"", False
+        while not ended:
+            rec = fcgi.read_record(held)
+            self.assertIsNotNone(rec, "the connection ended before FCGI_END_REQUEST")
+            if rec[0] == fcgi.STDOUT:
+                stdout += rec[2]
+            ended = rec[0] == fcgi.END_REQUEST
+        self.assertIn(b'"results"', stdout)
+        self.assertEqual(held.recv(1), b"", "nothing may follow FCGI_END_REQUEST")
+        # A shut-down-and-wait close would still hold its end open and read this byte; a closed
+        # peer makes the write fail.
+        with self.assertRaises((BrokenPipeError, ConnectionResetError)):
+            for _ in range(3):
+                held.send(b"x")
+        # the only worker answers a new connection while the first is still open on this side
+        r = fcgi.fcgi_request(self.stack.socket_path, self.params(), timeout=10)
+        self.assertTrue(r.ended)
+        self.assertEqual(r.status, 200, r.stdout[:300])
 
 
 class Reload(SupervisorCase):
