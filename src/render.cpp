@@ -10,6 +10,18 @@ void escape_into(std::string& out, std::string_view s) {
     const bool ok = valid_utf8(s);
     out += '"';
     for (std::size_t i = 0; i < s.size(); ++i) {
+        // Runs of bytes that stay as they are go in one append.
+        std::size_t run = i;
+        while (run < s.size()) {
+            const auto b = static_cast<unsigned char>(s[run]);
+            if (b < 0x20 || b == '"' || b == '\\' || (b >= 0x80 && !ok)) break;
+            ++run;
+        }
+        if (run > i) {
+            out.append(s.data() + i, run - i);
+            i = run;
+            if (i == s.size()) break;
+        }
         auto c = static_cast<unsigned char>(s[i]);
         switch (c) {
             case '"': out += "\\\""; break;

@@ -195,6 +195,28 @@ std::string format_time(long long us) {
     long long y;
     unsigned m, d;
     civil_from_days(days, y, m, d);
+    if (y >= 0 && y <= 9999) {  // every stored time: digits written directly (no snprintf)
+        char buf[32];
+        char* p = buf;
+        auto put = [&p](long long v, int width) {
+            for (int k = width - 1; k >= 0; --k) {
+                p[k] = static_cast<char>('0' + v % 10);
+                v /= 10;
+            }
+            p += width;
+        };
+        put(y, 4), *p++ = '-', put(m, 2), *p++ = '-', put(d, 2), *p++ = 'T';
+        put(rem / 3600, 2), *p++ = ':', put(rem / 60 % 60, 2), *p++ = ':', put(rem % 60, 2);
+        if (frac != 0) {
+            *p++ = '.';
+            if (frac % 1000 == 0)
+                put(frac / 1000, 3);
+            else
+                put(frac, 6);
+        }
+        *p++ = 'Z';
+        return std::string(buf, static_cast<std::size_t>(p - buf));
+    }
     char buf[64];
     int n = std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld", y, m, d,
                           rem / 3600, rem / 60 % 60, rem % 60);

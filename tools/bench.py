@@ -466,7 +466,12 @@ def open_database(a, cache, fresh):
         return a.db
     if a.backend == "sqlite":
         path = os.path.join(cache, "notes.db")
-        for f in [path + x + y for x in ("", "-snapshots") for y in ("", "-wal", "-shm", "-journal")] if fresh else []:
+        # The search snapshots file starts empty on every run, cached data or not: each run makes
+        # the snapshots it pages through, and the rows earlier runs left behind (kept 6 h, below)
+        # would otherwise grow the file run after run (2.9 million rows, 10 GB, once), and every
+        # search's snapshot write with it, so that two runs of one build would not compare.
+        parts = ("", "-snapshots") if fresh else ("-snapshots",)
+        for f in [path + x + y for x in parts for y in ("", "-wal", "-shm", "-journal")]:
             if os.path.exists(f):
                 os.remove(f)
         return "sqlite3://db=" + path

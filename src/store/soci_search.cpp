@@ -337,6 +337,16 @@ SqliteStmt& SearchStmts::sqlite_indexed() {
     return *indexed_one;
 }
 
+SqliteStmt& SearchStmts::sqlite_begin() {
+    if (!begin_one) begin_one = std::make_unique<SqliteStmt>(s, "BEGIN");
+    return *begin_one;
+}
+
+SqliteStmt& SearchStmts::sqlite_commit() {
+    if (!commit_one) commit_one = std::make_unique<SqliteStmt>(s, "COMMIT");
+    return *commit_one;
+}
+
 SqliteStmt& SearchStmts::sqlite_hit(bool with_content) {
     std::unique_ptr<SqliteStmt>& st = hit_one[with_content ? 1 : 0];
     if (!st) st = std::make_unique<SqliteStmt>(s, hit_sql(with_content) + " = :uuid");
@@ -634,7 +644,7 @@ void SociStore::save_snapshot(const SnapshotRecord& s) {
 
 void SociStore::begin_read() {
     if (target_.backend != Backend::Sqlite || reading_) return;
-    guarded("begin_read", [&] { sql_ << "BEGIN"; });  // deferred: locks at the first read
+    guarded("begin_read", [&] { searches().sqlite_begin().run(); });  // deferred: locks at the first read
     reading_ = true;
 }
 
@@ -642,7 +652,7 @@ void SociStore::end_read() noexcept {
     if (!reading_) return;
     reading_ = false;
     try {
-        sql_ << "COMMIT";
+        searches().sqlite_commit().run();
     } catch (...) {
         try {
             sql_ << "ROLLBACK";

@@ -293,6 +293,10 @@ struct SearchStmts {
     soci::statement& hit(bool with_content);
     /// SQLite only: hit()'s columns of one note (:u and :uuid bound as 1 and 2).
     SqliteStmt& sqlite_hit(bool with_content);
+    /// SQLite only: BEGIN (deferred) and COMMIT of a read transaction, prepared once (through
+    /// SOCI each was parsed and prepared again on every request).
+    SqliteStmt& sqlite_begin();
+    SqliteStmt& sqlite_commit();
     soci::statement& snapshot_insert();
     soci::statement& snapshot_find();
     soci::statement& snapshot_purge();
@@ -315,6 +319,7 @@ struct SearchStmts {
     std::unique_ptr<SqliteStmt> scan_at;
     std::unique_ptr<SqliteStmt> hit_one[2];  // sqlite_hit without / with content
     std::unique_ptr<SqliteStmt> indexed_one;
+    std::unique_ptr<SqliteStmt> begin_one, commit_one;
     /// SQLite only: the packed postings (schema 006), read by term_postings without collections
     /// and kept in step by the write path; nullptr on the server backends.
     PackedPostings* packed() {

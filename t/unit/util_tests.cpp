@@ -1,3 +1,5 @@
+#include <ctime>
+#include <cstdio>
 #include <boost/test/unit_test.hpp>
 
 #include "util.hpp"
@@ -43,6 +45,30 @@ BOOST_AUTO_TEST_CASE(format_time_fraction_rules) {
     BOOST_CHECK_EQUAL(format_time(1746368411120000LL), "2025-05-04T14:20:11.120Z");
     BOOST_CHECK_EQUAL(format_time(1746368411000001LL), "2025-05-04T14:20:11.000001Z");
     BOOST_CHECK_EQUAL(format_time(-1), "1969-12-31T23:59:59.999999Z");
+}
+
+// format_time writes years 0-9999 digit by digit and others through snprintf: both agree with
+// an independent formatting (gmtime_r) over a spread of instants, and parse_time reads them back.
+BOOST_AUTO_TEST_CASE(format_time_matches_gmtime_and_round_trips) {
+    const long long fracs[] = {0, 1, 999, 1000, 120000, 500000, 999000, 999999};
+    for (long long secs = -62135596800LL; secs < 253402300800LL; secs += 7919LL * 86400 + 3671) {
+        for (long long f : fracs) {
+            const long long us = secs * 1000000 + f;
+            const time_t t = static_cast<time_t>(secs);
+            std::tm tm{};
+            BOOST_REQUIRE(gmtime_r(&t, &tm));
+            char want[64];
+            int n = std::snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+            if (f % 1000 == 0 && f != 0) n += std::snprintf(want + n, sizeof want - n, ".%03lld", f / 1000);
+            else if (f != 0) n += std::snprintf(want + n, sizeof want - n, ".%06lld", f);
+            std::snprintf(want + n, sizeof want - n, "Z");
+            BOOST_REQUIRE_EQUAL(format_time(us), want);
+            BOOST_REQUIRE_EQUAL(parse_time(format_time(us)).value_or(-1), us);
+        }
+    }
+    BOOST_CHECK_EQUAL(format_time(253402300799999999LL), "9999-12-31T23:59:59.999999Z");
+    BOOST_CHECK_EQUAL(format_time(253402300800000000LL), "10000-01-01T00:00:00Z");  // snprintf's path
 }
 
 BOOST_AUTO_TEST_CASE(parse_time_offsets_and_fractions) {
