@@ -156,16 +156,19 @@ public:
         out.push_back("ATTACH DATABASE '" + quoted + "' AS snap");
         out.push_back("PRAGMA snap.journal_mode=WAL");
         out.push_back("PRAGMA snap.synchronous=" + t.sqlite_synchronous);
-        out.push_back("CREATE TABLE IF NOT EXISTS snap.snapshots (id TEXT PRIMARY KEY, "
-                      "user_id BIGINT NOT NULL, fingerprint TEXT NOT NULL, created_us BIGINT NOT "
-                      "NULL, expires_us BIGINT NOT NULL, note_ids TEXT NOT NULL)");
-        out.push_back("CREATE INDEX IF NOT EXISTS snap.snapshots_by_expiry ON snapshots (expires_us)");
+        // Snapshot rows (schema 007; SociStore::save_snapshot): appended in creation order
+        // (seq), which is also the order purge_snapshots removes them in; ids as 16-byte blobs;
+        // found by the id's first 8 bytes as an integer.
+        out.push_back("CREATE TABLE IF NOT EXISTS snap.search_snapshots (seq INTEGER PRIMARY KEY, "
+                      "id_hi INTEGER NOT NULL, id BLOB NOT NULL, user_id INTEGER NOT NULL, "
+                      "fingerprint TEXT NOT NULL, created_us INTEGER NOT NULL, expires_us INTEGER "
+                      "NOT NULL, note_ids BLOB NOT NULL)");
+        out.push_back("CREATE INDEX IF NOT EXISTS snap.search_snapshots_by_id ON search_snapshots (id_hi)");
         return out;
     }
     // IMMEDIATE takes the write lock at BEGIN (waiting up to the busy timeout): a deferred
     // transaction that reads first could not wait when it later upgrades (SQLITE_BUSY at once).
     std::string begin_write() const override { return "BEGIN IMMEDIATE"; }
-    std::string snapshots_table() const override { return "snap.snapshots"; }
     std::string lock_user() const override { return "SELECT id FROM users WHERE id = :u"; }
     bool insert_returns_id() const override { return false; }
     std::string count_star() const override { return "CAST(COUNT(*) AS BIGINT)"; }

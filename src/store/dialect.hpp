@@ -87,7 +87,8 @@ public:
     /// subquery rather than filter with IN lists: PostgreSQL's generic plan for the IN form (or
     /// a plain join), built without the term's real size, reads the term's whole range instead.
     virtual bool joins_key_lists() const { return false; }
-    /// The search snapshots table (SQLite: in the attached snapshots file).
+    /// The search snapshots table of the servers (SQLite writes its own compact rows into the
+    /// attached snapshots file: SociStore::save_snapshot).
     virtual std::string snapshots_table() const { return "snapshots"; }
     /// Deletes at most `:lim` snapshots with expires_us <= `:now`, oldest first.
     virtual std::string delete_expired_snapshots() const;

@@ -259,7 +259,7 @@ soci::statement& SearchStmts::postings_at() {
 
 void SearchStmts::sqlite_postings_at(const std::vector<PostingNote>& notes,
                                      std::vector<TermPosting>& out) {
-    if (!scan_at) scan_at = std::make_unique<SqliteStmt>(s, kPostingOfSql);
+    if (!scan_at) scan_at = std::make_unique<detail::SqliteStmt>(s, kPostingOfSql);
     scan_at->bind(1, p.u).bind(2, p.term);  // bindings outlive each run: only the key changes
     for (const PostingNote& n : notes) {
         scan_at->bind(3, n.updated_us).bind(4, n.uid_hi).bind(5, n.uid_lo);
@@ -333,24 +333,51 @@ soci::statement& SearchStmts::hit(bool with_content) {
 }
 
 SqliteStmt& SearchStmts::sqlite_indexed() {
-    if (!indexed_one) indexed_one = std::make_unique<SqliteStmt>(s, kIndexedSql);
+    if (!indexed_one) indexed_one = std::make_unique<detail::SqliteStmt>(s, kIndexedSql);
     return *indexed_one;
 }
 
 SqliteStmt& SearchStmts::sqlite_begin() {
-    if (!begin_one) begin_one = std::make_unique<SqliteStmt>(s, "BEGIN");
+    if (!begin_one) begin_one = std::make_unique<detail::SqliteStmt>(s, "BEGIN");
     return *begin_one;
 }
 
 SqliteStmt& SearchStmts::sqlite_commit() {
-    if (!commit_one) commit_one = std::make_unique<SqliteStmt>(s, "COMMIT");
+    if (!commit_one) commit_one = std::make_unique<detail::SqliteStmt>(s, "COMMIT");
     return *commit_one;
 }
 
 SqliteStmt& SearchStmts::sqlite_hit(bool with_content) {
     std::unique_ptr<SqliteStmt>& st = hit_one[with_content ? 1 : 0];
-    if (!st) st = std::make_unique<SqliteStmt>(s, hit_sql(with_content) + " = :uuid");
+    if (!st) st = std::make_unique<detail::SqliteStmt>(s, hit_sql(with_content) + " = :uuid");
     return *st;
+}
+
+SqliteStmt& SearchStmts::sqlite_snapshot_insert() {
+    if (!snap_insert)
+        snap_insert = std::make_unique<SqliteStmt>(
+            s, "INSERT INTO snap.search_snapshots (id_hi, id, user_id, fingerprint, created_us, "
+               "expires_us, note_ids) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    return *snap_insert;
+}
+
+SqliteStmt& SearchStmts::sqlite_snapshot_find() {
+    if (!snap_find)
+        snap_find = std::make_unique<SqliteStmt>(
+            s, "SELECT id, fingerprint, created_us, expires_us, note_ids FROM snap.search_snapshots "
+               "WHERE id_hi = ?1 AND user_id = ?2 AND expires_us > ?3");
+    return *snap_find;
+}
+
+// The oldest ?2 rows (creation order), those of them expired: rows of one lifetime expire in
+// that order. After the lifetime was made shorter, rows made under the longer one hold the
+// purge back until they expire themselves; they are never served after their own expiry.
+SqliteStmt& SearchStmts::sqlite_snapshot_purge() {
+    if (!snap_purge)
+        snap_purge = std::make_unique<SqliteStmt>(
+            s, "DELETE FROM snap.search_snapshots WHERE seq IN (SELECT seq FROM "
+               "snap.search_snapshots ORDER BY seq LIMIT ?2) AND expires_us <= ?1");
+    return *snap_purge;
 }
 
 soci::statement& SearchStmts::snapshot_insert() {
@@ -628,7 +655,66 @@ std::vector<SearchHit> SociStore::notes_by_ids(long long user_id,
     });
 }
 
+namespace {
+
+// A canonical or upper-case uuid as 16 bytes, appended; false (out unchanged) when s is not one.
+bool append_uuid_bytes(std::string& out, std::string_view s) {
+    if (s.size() != 36) return false;
+    unsigned char b[16];
+    int n = 0;
+    for (std::size_t i = 0; i < 36; ++i) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-') return false;
+            continue;
+        }
+        const char c = s[i];
+        const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (v < 0) return false;
+        if (n % 2 == 0) b[n / 2] = static_cast<unsigned char>(v << 4);
+        else b[n / 2] = static_cast<unsigned char>(b[n / 2] | v);
+        ++n;
+    }
+    out.append(reinterpret_cast<const char*>(b), 16);
+    return true;
+}
+
+long long high_half(std::string_view bytes16) {
+    unsigned long long v = 0;
+    for (int i = 0; i < 8; ++i) v = v << 8 | static_cast<unsigned char>(bytes16[static_cast<std::size_t>(i)]);
+    return static_cast<long long>(v);
+}
+
+std::string uuid_of_bytes(std::string_view b) {
+    static const char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(36);
+    for (std::size_t i = 0; i < 16; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+        out += kHex[static_cast<unsigned char>(b[i]) >> 4];
+        out += kHex[static_cast<unsigned char>(b[i]) & 15];
+    }
+    return out;
+}
+
+}  // namespace
+
 void SociStore::save_snapshot(const SnapshotRecord& s) {
+    if (target_.backend == Backend::Sqlite) {
+        std::string id, ids;
+        if (!append_uuid_bytes(id, s.id)) throw std::invalid_argument("snapshot id is not a uuid");
+        if (!valid_utf8(s.fingerprint)) throw std::invalid_argument("snapshot fingerprint is not UTF-8");
+        ids.reserve(16 * s.note_ids.size());
+        for (const std::string& n : s.note_ids)
+            if (!append_uuid_bytes(ids, n)) throw std::invalid_argument("snapshot note id is not a uuid");
+        guarded("save_snapshot", [&] {
+            detail::SqliteStmt& st = searches().sqlite_snapshot_insert();
+            st.bind(1, high_half(id)).bind_blob(2, id).bind(3, s.user_id).bind(4, s.fingerprint);
+            st.bind(5, s.created_us).bind(6, s.expires_us).bind_blob(7, ids);
+            st.run();
+        });
+        return;
+    }
     const std::optional<std::string> id = parse_uuid(s.id);
     if (!id) throw std::invalid_argument("snapshot id is not a uuid");
     if (!valid_utf8(s.fingerprint)) throw std::invalid_argument("snapshot fingerprint is not UTF-8");
@@ -664,6 +750,28 @@ void SociStore::end_read() noexcept {
 
 std::optional<SnapshotRecord> SociStore::find_snapshot(long long user_id, const std::string& id,
                                                        long long now_us) {
+    if (target_.backend == Backend::Sqlite) {
+        std::string key;
+        if (!append_uuid_bytes(key, id)) return std::nullopt;
+        return guarded("find_snapshot", [&]() -> std::optional<SnapshotRecord> {
+            detail::SqliteStmt& st = searches().sqlite_snapshot_find();
+            st.bind(1, high_half(key)).bind(2, user_id).bind(3, now_us);
+            std::optional<SnapshotRecord> out;
+            while (st.step()) {
+                if (out || st.blob(0) != key) continue;  // another id with the same high half
+                SnapshotRecord r;
+                r.id = uuid_of_bytes(key);
+                r.user_id = user_id;
+                r.fingerprint = std::string(st.text(1));
+                r.created_us = st.i64(2);
+                r.expires_us = st.i64(3);
+                const std::string_view ids = st.blob(4);
+                for (std::size_t i = 0; i + 16 <= ids.size(); i += 16) r.note_ids.push_back(uuid_of_bytes(ids.substr(i, 16)));
+                out = std::move(r);
+            }
+            return out;
+        });
+    }
     const std::optional<std::string> c = parse_uuid(id);
     if (!c) return std::nullopt;
     return guarded("find_snapshot", [&]() -> std::optional<SnapshotRecord> {
@@ -682,6 +790,14 @@ std::optional<SnapshotRecord> SociStore::find_snapshot(long long user_id, const 
 
 int SociStore::purge_snapshots(long long now_us, int max_rows) {
     if (max_rows <= 0) return 0;
+    if (target_.backend == Backend::Sqlite) {
+        return guarded("purge_snapshots", [&] {
+            detail::SqliteStmt& st = searches().sqlite_snapshot_purge();
+            st.bind(1, now_us).bind(2, static_cast<long long>(max_rows));
+            st.run();
+            return st.changes();
+        });
+    }
     return guarded("purge_snapshots", [&] {
         SearchStmts& q = searches();
         q.p.now = now_us;

@@ -297,6 +297,13 @@ struct SearchStmts {
     /// SOCI each was parsed and prepared again on every request).
     SqliteStmt& sqlite_begin();
     SqliteStmt& sqlite_commit();
+    /// SQLite only: snap.search_snapshots (dialect.cpp), ids as 16-byte blobs. Insert binds
+    /// ?1 id_hi, ?2 id, ?3 user, ?4 fingerprint, ?5 created, ?6 expires, ?7 note ids; find
+    /// ?1 id_hi, ?2 user, ?3 now; purge ?1 now, ?2 rows.
+    SqliteStmt& sqlite_snapshot_insert();
+    SqliteStmt& sqlite_snapshot_find();
+    SqliteStmt& sqlite_snapshot_purge();
+    /// The servers' snapshots table through SOCI.
     soci::statement& snapshot_insert();
     soci::statement& snapshot_find();
     soci::statement& snapshot_purge();
@@ -320,6 +327,7 @@ struct SearchStmts {
     std::unique_ptr<SqliteStmt> hit_one[2];  // sqlite_hit without / with content
     std::unique_ptr<SqliteStmt> indexed_one;
     std::unique_ptr<SqliteStmt> begin_one, commit_one;
+    std::unique_ptr<SqliteStmt> snap_insert, snap_find, snap_purge;
     /// SQLite only: the packed postings (schema 006), read by term_postings without collections
     /// and kept in step by the write path; nullptr on the server backends.
     PackedPostings* packed() {

@@ -114,6 +114,8 @@ void SqliteStmt::run() {
     }
 }
 
+int SqliteStmt::changes() const { return lite::sqlite3_changes(static_cast<lite::sqlite3*>(db_)); }
+
 long long SqliteStmt::i64(int c) const {
     return lite::sqlite3_column_int64(static_cast<lite::sqlite3_stmt*>(st_), c);
 }

@@ -39,6 +39,8 @@ public:
     /// Steps through every row (an INSERT, UPDATE or DELETE).
     void run();
     long long i64(int c) const;
+    /// Rows the connection's last INSERT, UPDATE or DELETE changed.
+    int changes() const;
     std::string_view text(int c) const;  ///< valid until the next step or reset
     std::string_view blob(int c) const;
 

@@ -610,12 +610,12 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_006_packs_postings, SearchFixture) {
     store->write_batch(u, {}, batch);
     auto db = raw();
     *db << "DROP TABLE postings_packed";  // as at schema 005
-    *db << "DELETE FROM schema_migrations WHERE version = 6";
+    *db << "DELETE FROM schema_migrations WHERE version >= 6";
     db.reset();
     store = open_store(conn);
     BOOST_CHECK_EQUAL(store->schema_version(), 5);
     store->migrate();
-    BOOST_CHECK_EQUAL(store->schema_version(), 6);
+    BOOST_CHECK_EQUAL(store->schema_version(), 7);
     long long blocks = 0, packed = 0;
     *raw() << "SELECT COUNT(*), SUM(n) FROM postings_packed WHERE user_id = :u AND term = 'common'",
         soci::into(blocks), soci::into(packed), soci::use(u, "u");
@@ -876,11 +876,64 @@ BOOST_FIXTURE_TEST_CASE(sqlite_snapshots_leave_the_main_file_unchanged, SearchFi
     std::unique_ptr<Store> other = open_store(conn);
     BOOST_CHECK(other->find_snapshot(u, s.id, 1).has_value());
     soci::session file(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/test.db-snapshots");
-    long long rows = 0;
-    file << "SELECT COUNT(*) FROM snapshots WHERE id = '" + s.id + "'", soci::into(rows);
+    std::string hex = s.id;
+    hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
+    long long rows = 0, bytes = 0;
+    file << "SELECT COUNT(*), SUM(length(note_ids)) FROM search_snapshots WHERE id = x'" + hex + "'",
+        soci::into(rows), soci::into(bytes);
     BOOST_CHECK_EQUAL(rows, 1);
+    BOOST_CHECK_EQUAL(bytes, 16);  // one note id, as 16 bytes
     store->write_batch(u, {}, {mk(new_uuid(), "alpha", "beta", 5, 5)});
     BOOST_CHECK_NE(version(), before);
+}
+
+// SQLite finds a snapshot by the first 8 bytes of its id, then compares all 16: ids that share
+// their first half are told apart, and each keeps its own rows.
+BOOST_FIXTURE_TEST_CASE(sqlite_snapshots_sharing_a_first_half, SearchFixture) {
+    if (dir.empty()) return;  // SQLite only
+    const long long u = user("snaphalf");
+    SnapshotRecord a = snapshot_of(u, 1, 100), b = snapshot_of(u, 1, 100);
+    a.id = "0123abcd-4567-4def-8000-000000000001";
+    b.id = "0123abcd-4567-4def-8000-000000000002";
+    a.fingerprint = "fa";
+    b.fingerprint = "fb";
+    b.note_ids = {new_uuid(), new_uuid(), new_uuid()};
+    store->save_snapshot(a);
+    store->save_snapshot(b);
+    auto ga = store->find_snapshot(u, a.id, 50), gb = store->find_snapshot(u, b.id, 50);
+    BOOST_REQUIRE(ga && gb);
+    BOOST_CHECK_EQUAL(ga->fingerprint, "fa");
+    BOOST_CHECK_EQUAL(gb->fingerprint, "fb");
+    BOOST_CHECK_EQUAL_COLLECTIONS(ga->note_ids.begin(), ga->note_ids.end(), a.note_ids.begin(), a.note_ids.end());
+    BOOST_CHECK_EQUAL_COLLECTIONS(gb->note_ids.begin(), gb->note_ids.end(), b.note_ids.begin(), b.note_ids.end());
+    BOOST_CHECK_EQUAL(gb->id, b.id);
+    BOOST_CHECK(!store->find_snapshot(u, "0123abcd-4567-4def-8000-000000000003", 50));
+}
+
+// Schema 007 drops the text-format table of the snapshots file (rows of earlier versions).
+BOOST_FIXTURE_TEST_CASE(upgrade_to_007_drops_old_snapshot_rows, SearchFixture) {
+    if (dir.empty()) return;  // SQLite only; 007 is empty on the servers
+    store.reset();
+    {
+        soci::session file(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/test.db-snapshots");
+        file << "CREATE TABLE IF NOT EXISTS snapshots (id TEXT PRIMARY KEY, user_id BIGINT NOT NULL, "
+                "fingerprint TEXT NOT NULL, created_us BIGINT NOT NULL, expires_us BIGINT NOT NULL, "
+                "note_ids TEXT NOT NULL)";
+        file << "INSERT INTO snapshots VALUES ('" + new_uuid() + "', 1, 'f', 1, 2, '')";
+    }
+    *raw() << "DELETE FROM schema_migrations WHERE version = 7";
+    store = open_store(conn);
+    BOOST_CHECK_EQUAL(store->schema_version(), 6);
+    store->migrate();
+    BOOST_CHECK_EQUAL(store->schema_version(), 7);
+    soci::session file(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/test.db-snapshots");
+    long long old_tables = -1;
+    file << "SELECT COUNT(*) FROM sqlite_master WHERE name = 'snapshots'", soci::into(old_tables);
+    BOOST_CHECK_EQUAL(old_tables, 0);
+    const long long u = user("snap007");
+    const SnapshotRecord s = snapshot_of(u, 1, 2);
+    store->save_snapshot(s);
+    BOOST_CHECK(store->find_snapshot(u, s.id, 1).has_value());
 }
 
 // The snapshots file is created when missing even where the main file may not be (nocreate);

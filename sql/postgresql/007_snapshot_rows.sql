@@ -1,0 +1,4 @@
+-- notesd schema 007: nothing changes on this backend.
+--
+-- On SQLite, 007 gives the search snapshots a compact row format (see
+-- sql/sqlite/007_snapshot_rows.sql); the version is kept alike on every backend.
