@@ -259,7 +259,7 @@ soci::statement& SearchStmts::postings_at() {
 
 void SearchStmts::sqlite_postings_at(const std::vector<PostingNote>& notes,
                                      std::vector<TermPosting>& out) {
-    if (!scan_at) scan_at = std::make_unique<detail::SqliteStmt>(s, kPostingOfSql);
+    if (!scan_at) scan_at = std::make_unique<SqliteStmt>(s, kPostingOfSql);
     scan_at->bind(1, p.u).bind(2, p.term);  // bindings outlive each run: only the key changes
     for (const PostingNote& n : notes) {
         scan_at->bind(3, n.updated_us).bind(4, n.uid_hi).bind(5, n.uid_lo);
@@ -333,23 +333,23 @@ soci::statement& SearchStmts::hit(bool with_content) {
 }
 
 SqliteStmt& SearchStmts::sqlite_indexed() {
-    if (!indexed_one) indexed_one = std::make_unique<detail::SqliteStmt>(s, kIndexedSql);
+    if (!indexed_one) indexed_one = std::make_unique<SqliteStmt>(s, kIndexedSql);
     return *indexed_one;
 }
 
 SqliteStmt& SearchStmts::sqlite_begin() {
-    if (!begin_one) begin_one = std::make_unique<detail::SqliteStmt>(s, "BEGIN");
+    if (!begin_one) begin_one = std::make_unique<SqliteStmt>(s, "BEGIN");
     return *begin_one;
 }
 
 SqliteStmt& SearchStmts::sqlite_commit() {
-    if (!commit_one) commit_one = std::make_unique<detail::SqliteStmt>(s, "COMMIT");
+    if (!commit_one) commit_one = std::make_unique<SqliteStmt>(s, "COMMIT");
     return *commit_one;
 }
 
 SqliteStmt& SearchStmts::sqlite_hit(bool with_content) {
     std::unique_ptr<SqliteStmt>& st = hit_one[with_content ? 1 : 0];
-    if (!st) st = std::make_unique<detail::SqliteStmt>(s, hit_sql(with_content) + " = :uuid");
+    if (!st) st = std::make_unique<SqliteStmt>(s, hit_sql(with_content) + " = :uuid");
     return *st;
 }
 
@@ -700,6 +700,7 @@ std::string uuid_of_bytes(std::string_view b) {
 }  // namespace
 
 void SociStore::save_snapshot(const SnapshotRecord& s) {
+    // SQLite: compact rows in the snapshots file (schema 007, dialect.cpp); the servers below.
     if (target_.backend == Backend::Sqlite) {
         std::string id, ids;
         if (!append_uuid_bytes(id, s.id)) throw std::invalid_argument("snapshot id is not a uuid");
