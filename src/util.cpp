@@ -25,9 +25,14 @@ std::string hex(const unsigned char* p, std::size_t n) {
 }
 
 std::string format_uuid_bytes(const unsigned char* b) {
-    std::string h = hex(b, 16);
-    return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
-           "-" + h.substr(20, 12);
+    std::string out(36, '-');
+    std::size_t pos = 0;
+    for (std::size_t i = 0; i < 16; ++i) {
+        if (pos == 8 || pos == 13 || pos == 18 || pos == 23) ++pos;
+        out[pos++] = kHex[b[i] >> 4];
+        out[pos++] = kHex[b[i] & 15];
+    }
+    return out;
 }
 
 int hexval(char c) {
@@ -149,6 +154,28 @@ std::string uuid_from_halves(long long hi, long long lo) {
         out[pos++] = kHex[v & 0xf];
     }
     return out;
+}
+
+bool append_uuid_bytes(std::string& out, std::string_view s) {
+    if (s.size() != 36) return false;
+    unsigned char b[16] = {};
+    int n = 0;
+    for (std::size_t i = 0; i < 36; ++i) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-') return false;
+            continue;
+        }
+        const int v = hexval(s[i]);
+        if (v < 0) return false;
+        b[n / 2] = static_cast<unsigned char>(b[n / 2] << 4 | v);
+        ++n;
+    }
+    out.append(reinterpret_cast<const char*>(b), 16);
+    return true;
+}
+
+std::string uuid_from_bytes(std::string_view bytes16) {
+    return format_uuid_bytes(reinterpret_cast<const unsigned char*>(bytes16.data()));
 }
 
 std::optional<std::string> parse_uuid(std::string_view s) {

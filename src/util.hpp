@@ -19,6 +19,11 @@ std::optional<std::string> parse_uuid(std::string_view s);
 void uuid_halves(const std::string& canonical_uuid, long long& hi, long long& lo);
 /// The canonical uuid of two halves made by uuid_halves.
 std::string uuid_from_halves(long long hi, long long lo);
+/// Appends the 16 bytes of an 8-4-4-4-12 hex UUID in any case; false (out unchanged) when s is
+/// not one. uuid_from_bytes gives the canonical text back.
+bool append_uuid_bytes(std::string& out, std::string_view s);
+/// Canonical lowercase UUID of 16 bytes.
+std::string uuid_from_bytes(std::string_view bytes16);
 /// "api-request-<uuid>" from nginx's 32-hex $request_id; a random one when absent or malformed.
 std::string request_id_from(std::string_view nginx_request_id);
 

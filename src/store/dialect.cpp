@@ -357,8 +357,7 @@ std::string Dialect::limit_clause() const { return " LIMIT :lim"; }
 
 // SQLite and PostgreSQL have no DELETE ... LIMIT (SQLite only as a compile-time option).
 std::string Dialect::delete_expired_snapshots() const {
-    const std::string t = snapshots_table();
-    return "DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t + " WHERE expires_us <= :now "
+    return "DELETE FROM snapshots WHERE id IN (SELECT id FROM snapshots WHERE expires_us <= :now "
            "ORDER BY expires_us" + limit_clause() + ")";
 }
 

@@ -87,10 +87,8 @@ public:
     /// subquery rather than filter with IN lists: PostgreSQL's generic plan for the IN form (or
     /// a plain join), built without the term's real size, reads the term's whole range instead.
     virtual bool joins_key_lists() const { return false; }
-    /// The search snapshots table of the servers (SQLite writes its own compact rows into the
-    /// attached snapshots file: SociStore::save_snapshot).
-    virtual std::string snapshots_table() const { return "snapshots"; }
-    /// Deletes at most `:lim` snapshots with expires_us <= `:now`, oldest first.
+    /// Deletes at most `:lim` rows of the servers' snapshots table with expires_us <= `:now`,
+    /// oldest first (SQLite keeps compact rows of its own: SociStore::purge_snapshots).
     virtual std::string delete_expired_snapshots() const;
     virtual ErrorClass classify(const soci::soci_error& e) const = 0;
     /// Error text without bound values or row data, fit for the log.

@@ -382,7 +382,7 @@ SqliteStmt& SearchStmts::sqlite_snapshot_purge() {
 
 soci::statement& SearchStmts::snapshot_insert() {
     return lazy(14, [&] {
-        return Prep(s, "INSERT INTO " + d.snapshots_table() + " (id, user_id, fingerprint, "
+        return Prep(s, "INSERT INTO snapshots (id, user_id, fingerprint, "
                        "created_us, expires_us, note_ids) VALUES (:id, :u, :fp, :created, "
                        ":expires, :ids)")
             .in(snap.id, "id").in(snap.user_id, "u").in(snap.fingerprint, "fp")
@@ -393,8 +393,8 @@ soci::statement& SearchStmts::snapshot_insert() {
 
 soci::statement& SearchStmts::snapshot_find() {
     return lazy(15, [&] {
-        return Prep(s, "SELECT fingerprint, created_us, expires_us, note_ids FROM " +
-                           d.snapshots_table() + " WHERE id = :id AND user_id = :u AND "
+        return Prep(s, "SELECT fingerprint, created_us, expires_us, note_ids FROM snapshots "
+                           "WHERE id = :id AND user_id = :u AND "
                            "expires_us > :now")
             .out(snap.fingerprint).out(snap.created_us).out(snap.expires_us).out(snap_ids)
             .in(p.uuid, "id").in(p.u, "u").in(p.now, "now").done();
@@ -657,44 +657,11 @@ std::vector<SearchHit> SociStore::notes_by_ids(long long user_id,
 
 namespace {
 
-// A canonical or upper-case uuid as 16 bytes, appended; false (out unchanged) when s is not one.
-bool append_uuid_bytes(std::string& out, std::string_view s) {
-    if (s.size() != 36) return false;
-    unsigned char b[16];
-    int n = 0;
-    for (std::size_t i = 0; i < 36; ++i) {
-        if (i == 8 || i == 13 || i == 18 || i == 23) {
-            if (s[i] != '-') return false;
-            continue;
-        }
-        const char c = s[i];
-        const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (v < 0) return false;
-        if (n % 2 == 0) b[n / 2] = static_cast<unsigned char>(v << 4);
-        else b[n / 2] = static_cast<unsigned char>(b[n / 2] | v);
-        ++n;
-    }
-    out.append(reinterpret_cast<const char*>(b), 16);
-    return true;
-}
-
+// The index key of a snapshot id: its first 8 bytes as an integer.
 long long high_half(std::string_view bytes16) {
     unsigned long long v = 0;
     for (int i = 0; i < 8; ++i) v = v << 8 | static_cast<unsigned char>(bytes16[static_cast<std::size_t>(i)]);
     return static_cast<long long>(v);
-}
-
-std::string uuid_of_bytes(std::string_view b) {
-    static const char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(36);
-    for (std::size_t i = 0; i < 16; ++i) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-        out += kHex[static_cast<unsigned char>(b[i]) >> 4];
-        out += kHex[static_cast<unsigned char>(b[i]) & 15];
-    }
-    return out;
 }
 
 }  // namespace
@@ -761,13 +728,13 @@ std::optional<SnapshotRecord> SociStore::find_snapshot(long long user_id, const 
             while (st.step()) {
                 if (out || st.blob(0) != key) continue;  // another id with the same high half
                 SnapshotRecord r;
-                r.id = uuid_of_bytes(key);
+                r.id = uuid_from_bytes(key);
                 r.user_id = user_id;
                 r.fingerprint = std::string(st.text(1));
                 r.created_us = st.i64(2);
                 r.expires_us = st.i64(3);
                 const std::string_view ids = st.blob(4);
-                for (std::size_t i = 0; i + 16 <= ids.size(); i += 16) r.note_ids.push_back(uuid_of_bytes(ids.substr(i, 16)));
+                for (std::size_t i = 0; i + 16 <= ids.size(); i += 16) r.note_ids.push_back(uuid_from_bytes(ids.substr(i, 16)));
                 out = std::move(r);
             }
             return out;

@@ -71,6 +71,25 @@ BOOST_AUTO_TEST_CASE(format_time_matches_gmtime_and_round_trips) {
     BOOST_CHECK_EQUAL(format_time(253402300800000000LL), "10000-01-01T00:00:00Z");  // snprintf's path
 }
 
+BOOST_AUTO_TEST_CASE(uuid_bytes_round_trip_and_reject) {
+    std::string b;
+    BOOST_REQUIRE(append_uuid_bytes(b, "0123ABCD-4567-89ef-0A1b-FFFFFFFFFFFF"));
+    BOOST_REQUIRE_EQUAL(b.size(), 16u);
+    BOOST_CHECK_EQUAL(static_cast<unsigned char>(b[0]), 0x01);
+    BOOST_CHECK_EQUAL(static_cast<unsigned char>(b[15]), 0xff);
+    BOOST_CHECK_EQUAL(uuid_from_bytes(b), "0123abcd-4567-89ef-0a1b-ffffffffffff");
+    const std::string u = new_uuid();
+    std::string c;
+    BOOST_REQUIRE(append_uuid_bytes(c, u));
+    BOOST_CHECK_EQUAL(uuid_from_bytes(c), u);
+    for (const char* bad : {"", "0123abcd-4567-89ef-0a1b-fffffffffff", "0123abcd_4567-89ef-0a1b-ffffffffffff",
+                            "0123abcg-4567-89ef-0a1b-ffffffffffff"}) {
+        std::string out = "x";
+        BOOST_CHECK(!append_uuid_bytes(out, bad));
+        BOOST_CHECK_EQUAL(out, "x");  // unchanged
+    }
+}
+
 BOOST_AUTO_TEST_CASE(parse_time_offsets_and_fractions) {
     BOOST_CHECK_EQUAL(*parse_time("2025-05-04T14:20:11Z"), 1746368411000000LL);
     BOOST_CHECK_EQUAL(*parse_time("2025-05-04t14:20:11z"), 1746368411000000LL);
