@@ -219,9 +219,7 @@ int Ranker::intern(const std::string& term) {
     for (std::size_t i = 0; i < terms_.size(); ++i)
         if (terms_[i] == term) return static_cast<int>(i);
     terms_.push_back(term);
-    if (buckets_.empty()) buckets_.resize(kBuckets);
-    buckets_[bucket_of(term.size(), term[0])].push_back(static_cast<int>(terms_.size() - 1));
-    used_.set(bucket_of(term.size(), term[0]));
+    leads_.set(lead_of(term.size(), term.data()));
     return static_cast<int>(terms_.size() - 1);
 }
 
@@ -273,6 +271,31 @@ void Ranker::compile() {
     }
 }
 
+namespace {
+
+// The first space at or after p (end when none), eight bytes at a time: terms are short, so a
+// memchr call per term costs more than it saves, and a byte loop mispredicts at every end.
+const char* next_space(const char* p, const char* end) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+    constexpr std::uint64_t kSpaces = 0x2020202020202020ULL;
+    while (end - p >= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p, 8);
+        const std::uint64_t x = w ^ kSpaces;  // a space byte becomes 0
+        // the lowest byte flagged here is the first zero byte (borrows only flag bytes above it)
+        if (const std::uint64_t z = (x - kOnes) & ~x & kHighs; z != 0) {
+            if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+                return p + (__builtin_ctzll(z) >> 3);
+            break;  // big-endian: finish byte by byte
+        }
+        p += 8;
+    }
+    while (p < end && *p != ' ') ++p;
+    return p;
+}
+
+}  // namespace
+
 Ranker::FieldStats Ranker::scan(std::string_view stored) const {
     FieldStats f;
     f.tf.assign(terms_.size(), 0);
@@ -286,14 +309,13 @@ Ranker::FieldStats Ranker::scan(std::string_view stored) const {
             ++p;
             continue;
         }
-        const char* q = p + 1;
-        while (q < end && *q != ' ') ++q;  // terms are short: no memchr call per term
+        const char* q = next_space(p + 1, end);
         const std::size_t len = static_cast<std::size_t>(q - p);
         int id = -1;
-        if (const std::size_t bk = bucket_of(len, *p); used_.test(bk))
-            for (int t : buckets_[bk])
+        if (leads_.test(lead_of(len, p)))
+            for (std::size_t t = 0; t < terms_.size(); ++t)
                 if (terms_[t].size() == len && std::memcmp(p, terms_[t].data(), len) == 0) {
-                    id = t;
+                    id = static_cast<int>(t);
                     break;
                 }
         if (id >= 0) {
@@ -440,17 +462,24 @@ Estimate Ranker::evaluate(const Features& f) const {
     double total = 0;
     for (const Compiled& k : compiled_) {
         if (k.kind == ClauseKind::Term || k.kind == ClauseKind::Prefix) {
-            double best = 0;
+            // The clause counts its best alternative. An unknown one is worth at most its
+            // weight with every term of the note being it; when a known match is worth at least
+            // that, the unknown one cannot change the maximum and the value is exact (a prefix's
+            // rare expansion found the note: its frequent siblings need no lookup).
+            double best = 0, unknown = -1;
             for (const Alt& a : k.alts) {
                 const int tt = f.tf_t[a.term], tb = f.tf_b[a.term];
-                if (tt < 0 || tb < 0) {  // unknown: at most every term of the note is this one
-                    e.exact = false;
-                    best = std::max(best, a.weight * saturate(f.len_t, f.len_b, f));
+                if (tt < 0 || tb < 0) {
+                    unknown = std::max(unknown, a.weight * saturate(f.len_t, f.len_b, f));
                     continue;
                 }
                 if (tt + tb == 0) continue;
                 e.matched = true;
                 best = std::max(best, a.weight * saturate(tt, tb, f));
+            }
+            if (unknown >= 0 && !(best > 0 && unknown <= best)) {
+                e.exact = false;
+                best = std::max(best, unknown);
             }
             total += best;
             continue;
@@ -645,20 +674,31 @@ std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>
             e.last_hit = static_cast<std::uint32_t>(hits.size() - 1);
         }
     }
-    auto before = [&](std::uint32_t a, std::uint32_t b) {
-        const Entry &x = entries[a], &y = entries[b];
-        const double sx = x.pre + x.pending, sy = y.pre + y.pending;
-        if (sx != sy) return sx > sy;
-        if (x.first->updated_us != y.first->updated_us) return x.first->updated_us > y.first->updated_us;
-        if (x.first->uid_hi != y.first->uid_hi) return x.first->uid_hi > y.first->uid_hi;
-        return x.first->uid_lo > y.first->uid_lo;
+    // The order of the cut, on contiguous keys (a comparison through entries and postings
+    // missed the cache at every step).
+    struct Key {
+        double s;
+        long long us, hi, lo;
+        std::uint32_t entry;
     };
-    std::vector<std::uint32_t> all(entries.size());
-    for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+    auto before = [](const Key& x, const Key& y) {
+        if (x.s != y.s) return x.s > y.s;
+        if (x.us != y.us) return x.us > y.us;
+        if (x.hi != y.hi) return x.hi > y.hi;
+        return x.lo > y.lo;
+    };
+    std::vector<Key> all(entries.size());
+    for (std::uint32_t i = 0; i < all.size(); ++i) {
+        const Entry& e = entries[i];
+        all[i] = Key{e.pre + e.pending, e.first->updated_us, e.first->uid_hi, e.first->uid_lo, i};
+    }
     const std::size_t keep = std::min(max_candidates, all.size());
     // One unit's postings arrive in this order already (equal pre-scores, key order): no sort.
-    if (!std::is_sorted(all.begin(), all.end(), before))
-        std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), before);
+    if (!std::is_sorted(all.begin(), all.end(), before)) {
+        const auto cut = all.begin() + static_cast<std::ptrdiff_t>(keep);
+        if (cut != all.end()) std::nth_element(all.begin(), cut, all.end(), before);
+        std::sort(all.begin(), cut, before);
+    }
     // Terms whose whole (filtered) list was read: a candidate not in it has none of them.
     std::vector<int> unknown_or_zero(terms_.size(), -1);
     for (std::size_t t = 0; t < terms_.size(); ++t)
@@ -669,7 +709,7 @@ std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>
     std::vector<Candidate> out;
     out.reserve(keep);
     for (std::size_t i = 0; i < keep; ++i) {
-        const Entry& e = entries[all[i]];
+        const Entry& e = entries[all[i].entry];
         Candidate c{e.first->uid_hi, e.first->uid_lo, e.first->updated_us, e.first->title_len,
                     e.first->body_len, unknown_or_zero, unknown_or_zero,
                     std::vector<std::string>(terms_.size())};

@@ -191,14 +191,16 @@ private:
     QueryStats stats_;
     RankParams params_;
     std::vector<std::string> terms_;
-    // Term lookup while scanning stored text: buckets by (byte length, first byte), so most
-    // tokens of a note are rejected without a string comparison.
-    static constexpr std::size_t kBuckets = 32 * 256;
-    static std::size_t bucket_of(std::size_t len, char first) {
-        return ((len & 31) << 8) | static_cast<unsigned char>(first);
+    // Term lookup while scanning stored text: a token whose (length, first two bytes) no term
+    // has is rejected by one bit test; the few others are compared with the terms.
+    /// A first filter on (length, first two bytes), hashed: 8 KiB that stays in cache and
+    /// rejects almost every token of a note before its bucket is looked at.
+    static std::size_t lead_of(std::size_t len, const char* p) {
+        const std::size_t two = static_cast<unsigned char>(p[0]) |
+                                (len > 1 ? static_cast<std::size_t>(static_cast<unsigned char>(p[1])) << 8 : 0);
+        return (two ^ (len * 0x9E5u)) & 0xFFFF;
     }
-    std::vector<std::vector<int>> buckets_;
-    std::bitset<kBuckets> used_;  ///< non-empty buckets: 1 KiB that stays in cache
+    std::bitset<1 << 16> leads_;
     std::vector<Compiled> compiled_;
     double avg_title_ = 1;
     double avg_body_ = 1;

@@ -226,11 +226,25 @@ std::vector<std::string> best_exact(Store& store, long long user_id, const Ranke
         est.push_back(ranker.estimate(cands[i]));
         order.push_back(Keyed{est[i].score, cands[i].updated_us, cands[i].uid_hi, cands[i].uid_lo, i});
     }
-    std::sort(order.begin(), order.end(), keyed_before);
+    // The walk mostly stops long before the end: order is sorted a chunk at a time, as far as
+    // the walk and its batches look.
+    std::size_t sorted = 0;
+    auto sorted_to = [&](std::size_t n) {
+        n = std::min(order.size(), n);
+        if (n <= sorted) return;
+        n = std::min(order.size(), std::max(n, sorted + 128));
+        if (n < order.size())
+            std::nth_element(order.begin() + static_cast<std::ptrdiff_t>(sorted),
+                             order.begin() + static_cast<std::ptrdiff_t>(n), order.end(), keyed_before);
+        std::sort(order.begin() + static_cast<std::ptrdiff_t>(sorted),
+                  order.begin() + static_cast<std::ptrdiff_t>(n), keyed_before);
+        sorted = n;
+    };
     std::vector<Keyed> top;  // a heap whose front is the worst kept
     std::vector<std::optional<double>> resolved(cands.size());
     std::vector<bool> fetched(cands.size(), false);
     for (std::size_t i = 0; i < order.size(); ++i) {
+        sorted_to(i + 1);
         if (top.size() == limit && keyed_before(top.front(), order[i])) break;
         const std::size_t c = order[i].candidate;
         std::optional<double> score;
@@ -240,6 +254,7 @@ std::vector<std::string> best_exact(Store& store, long long user_id, const Ranke
             if (!fetched[c]) {
                 std::vector<std::size_t> batch;
                 for (std::size_t j = i; j < order.size() && batch.size() < kTermsBatch; ++j) {
+                    sorted_to(j + 1);
                     const std::size_t d = order[j].candidate;
                     if (est[d].exact || fetched[d]) continue;
                     fetched[d] = true;

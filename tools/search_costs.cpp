@@ -4,7 +4,7 @@
 // mean microseconds and rows per query of each store call. The store calls are counted by a
 // decorator around the real store, so the numbers are those of the code notesd runs.
 //
-//   search_costs DB USER FILE [--kinds rare,two_terms,...] [--rounds N] [--page N]
+//   search_costs DB USER FILE [--kinds rare,two_terms,...] [--rounds N] [--page N] [--top N]
 //
 // DB is a connection string (sqlite3://db=/path/notes.db). With --kinds, line i of FILE is of
 // kind i mod (number of kinds), as in the mixed set of tools/bench.py. The first round warms
@@ -164,16 +164,18 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        std::cerr << "usage: search_costs DB USER FILE [--kinds a,b,...] [--rounds N] [--page N]\n";
+        std::cerr << "usage: search_costs DB USER FILE [--kinds a,b,...] [--rounds N] [--page N] [--top N]\n";
         return 2;
     }
     std::vector<std::string> kinds = {"all"};
     int rounds = 2;
+    std::size_t top = 0;  // --top: the costliest query lines, by ranking time
     std::size_t page = 20;
     for (int i = 4; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         if (a == "--kinds") kinds = split(argv[i + 1], ',');
         else if (a == "--rounds") rounds = std::max(2, std::atoi(argv[i + 1]));
+        else if (a == "--top") top = static_cast<std::size_t>(std::max(0, std::atoi(argv[i + 1])));
         else if (a == "--page") page = static_cast<std::size_t>(std::max(1, std::atoi(argv[i + 1])));
         else {
             std::cerr << "unknown option " << a << "\n";
@@ -197,6 +199,7 @@ int main(int argc, char** argv) {
     }
     std::map<std::string, Costs> by_kind;
     std::map<std::string, long long> counted;
+    std::vector<double> rank_by_line(queries.size(), 0);
     for (int round = 0; round < rounds; ++round)
         for (std::size_t i = 0; i < queries.size(); ++i) {
             store.costs.clear();
@@ -221,6 +224,7 @@ int main(int argc, char** argv) {
             for (const SearchHit& h : hits) snippets += !maker.snippet(h.plain_text).empty();
             const double snippet_us = us_since(t2);
             if (round == 0) continue;  // warming
+            rank_by_line[i] += rank_us;
             Costs& k = by_kind[kinds[i % kinds.size()]];
             counted[kinds[i % kinds.size()]] += 1;
             for (const auto& [name, c] : store.costs) {
@@ -246,6 +250,18 @@ int main(int argc, char** argv) {
             else
                 std::printf("  %-40s %8.2f %10.1f %10.1f\n", name.c_str(), c.calls / n, c.rows / n, c.us / n);
         }
+    }
+    if (top > 0) {
+        std::vector<std::size_t> lines(queries.size());
+        for (std::size_t i = 0; i < lines.size(); ++i) lines[i] = i;
+        std::sort(lines.begin(), lines.end(),
+                  [&](std::size_t a, std::size_t b) { return rank_by_line[a] > rank_by_line[b]; });
+        double all = 0;
+        for (double v : rank_by_line) all += v;
+        std::printf("costliest lines by ranking time (us per run, share of all ranking time)\n");
+        for (std::size_t k = 0; k < std::min(top, lines.size()); ++k)
+            std::printf("  %6zu %10.1f %5.1f%%  %s\n", lines[k] + 1, rank_by_line[lines[k]] / (rounds - 1),
+                        100.0 * rank_by_line[lines[k]] / all, queries[lines[k]].c_str());
     }
     return 0;
 }
