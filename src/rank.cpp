@@ -271,31 +271,6 @@ void Ranker::compile() {
     }
 }
 
-namespace {
-
-// The first space at or after p (end when none), eight bytes at a time: terms are short, so a
-// memchr call per term costs more than it saves, and a byte loop mispredicts at every end.
-const char* next_space(const char* p, const char* end) {
-    constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
-    constexpr std::uint64_t kSpaces = 0x2020202020202020ULL;
-    while (end - p >= 8) {
-        std::uint64_t w;
-        std::memcpy(&w, p, 8);
-        const std::uint64_t x = w ^ kSpaces;  // a space byte becomes 0
-        // the lowest byte flagged here is the first zero byte (borrows only flag bytes above it)
-        if (const std::uint64_t z = (x - kOnes) & ~x & kHighs; z != 0) {
-            if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-                return p + (__builtin_ctzll(z) >> 3);
-            break;  // big-endian: finish byte by byte
-        }
-        p += 8;
-    }
-    while (p < end && *p != ' ') ++p;
-    return p;
-}
-
-}  // namespace
-
 Ranker::FieldStats Ranker::scan(std::string_view stored) const {
     FieldStats f;
     f.tf.assign(terms_.size(), 0);
@@ -309,7 +284,7 @@ Ranker::FieldStats Ranker::scan(std::string_view stored) const {
             ++p;
             continue;
         }
-        const char* q = next_space(p + 1, end);
+        const char* q = find_space(p + 1, end);
         const std::size_t len = static_cast<std::size_t>(q - p);
         int id = -1;
         if (leads_.test(lead_of(len, p)))

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -406,6 +407,25 @@ std::size_t utf8_length(std::string_view s) {
     for (char c : s)
         if ((static_cast<unsigned char>(c) & 0xc0) != 0x80) ++n;
     return n;
+}
+
+const char* find_space(const char* p, const char* end) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+    constexpr std::uint64_t kSpaces = 0x2020202020202020ULL;
+    while (end - p >= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p, 8);
+        const std::uint64_t x = w ^ kSpaces;  // a space byte becomes 0
+        // the lowest byte flagged here is the first zero byte (borrows only flag bytes above it)
+        if (const std::uint64_t z = (x - kOnes) & ~x & kHighs; z != 0) {
+            if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+                return p + (__builtin_ctzll(z) >> 3);
+            break;  // big-endian: finish byte by byte
+        }
+        p += 8;
+    }
+    while (p < end && *p != ' ') ++p;
+    return p;
 }
 
 }  // namespace notesd

@@ -56,4 +56,9 @@ bool valid_utf8(std::string_view s);
 /// Number of Unicode code points in valid UTF-8.
 std::size_t utf8_length(std::string_view s);
 
+/// The first space byte at or after p, or end: eight bytes at a time, for the short words of
+/// stored terms and plain text (a memchr call per word costs more than it saves, and a byte
+/// loop mispredicts at every word's end).
+const char* find_space(const char* p, const char* end);
+
 }  // namespace notesd

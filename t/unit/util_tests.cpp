@@ -146,4 +146,25 @@ BOOST_AUTO_TEST_CASE(utf8_validation) {
     BOOST_CHECK_EQUAL(utf8_length("caf\xC3\xA9\xF0\x9F\x98\x80"), 5u);
 }
 
+BOOST_AUTO_TEST_CASE(find_space_matches_a_byte_loop) {
+    // every position of strings of every length up to 40 with spaces (and bytes whose
+    // subtraction borrows: 0x00, 0x21, 0x80, 0xFF) at pseudo-random places
+    const char alphabet[] = {'a', ' ', '\x00', '\x21', '\x80', '\xFF', '\x1F', 'z'};
+    unsigned state = 12345;
+    for (int round = 0; round < 2000; ++round) {
+        std::string s;
+        const int len = round % 41;
+        for (int i = 0; i < len; ++i) {
+            state = state * 1103515245u + 12345u;
+            s.push_back(alphabet[(state >> 16) % 8]);
+        }
+        const char* end = s.data() + s.size();
+        for (std::size_t from = 0; from <= s.size(); ++from) {
+            const char* want = s.data() + from;
+            while (want < end && *want != ' ') ++want;
+            BOOST_REQUIRE_EQUAL(find_space(s.data() + from, end) - s.data(), want - s.data());
+        }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
