@@ -137,7 +137,8 @@ notesd::Config load(const Options& o, std::vector<std::string>& problems) {
 int main(int argc, char** argv) {
 #if !defined(NOTESD_TCMALLOC) && defined(M_TRIM_THRESHOLD)
     // Built with glibc's malloc (configure --without-tcmalloc; tcmalloc keeps freed memory in
-    // its own caches and ignores mallopt). A search allocates and frees a few MB (postings, candidates) every time. glibc's defaults
+    // its own caches and ignores mallopt). A search allocates and frees a few MB (postings,
+    // candidates) every time. glibc's defaults
     // hand such blocks to mmap() or trim the heap after them, so the next request faults the
     // same pages in again (zeroed by the kernel). Workers keep them instead: a worker's heap
     // stays at its high-water mark, and workers are replaced every max_requests anyway.

@@ -193,8 +193,7 @@ private:
     std::vector<std::string> terms_;
     // Term lookup while scanning stored text: a token whose (length, first two bytes) no term
     // has is rejected by one bit test; the few others are compared with the terms.
-    /// A first filter on (length, first two bytes), hashed: 8 KiB that stays in cache and
-    /// rejects almost every token of a note before its bucket is looked at.
+    /// The filter's bit of a (length, first two bytes) pair, hashed: 8 KiB that stay in cache.
     static std::size_t lead_of(std::size_t len, const char* p) {
         const std::size_t two = static_cast<unsigned char>(p[0]) |
                                 (len > 1 ? static_cast<std::size_t>(static_cast<unsigned char>(p[1])) << 8 : 0);

@@ -376,6 +376,38 @@ BOOST_AUTO_TEST_CASE(estimate_is_the_exact_score_or_an_upper_bound) {
     BOOST_CHECK_GT(exact_from_positions, 50);
 }
 
+// A prefix clause is worth its best alternative: a known match worth more than any unknown
+// alternative could be settles it (exact, bit for bit); otherwise the estimate stays a bound.
+BOOST_AUTO_TEST_CASE(prefix_clause_is_exact_when_a_known_match_dominates) {
+    // n0 holds `found`, the other 39 notes `frequent`
+    auto check = [](const std::string& found, const std::string& frequent, bool want_exact) {
+        Corpus c;
+        c.add("n0", "", found + " alpha", 1);
+        for (int i = 1; i < 40; ++i) c.add("n" + std::to_string(i), "", frequent + " beta gamma", 1 + i);
+        const ParsedQuery q = parse_query("kube");
+        Ranker r(q, c.stats(q));
+        const std::vector<RetrievalUnit> plan = r.retrieval_plan(1000000);
+        BOOST_REQUIRE_EQUAL(plan.size(), 2u);  // "kube" and "kubernetes"
+        // only n0's posting of `found` was read, and the lists may be cut; the plan is rarest
+        // first, and `found` is the rare one (in n0 alone) exactly in the case meant exact
+        std::vector<std::vector<Posting>> post(2);
+        post[want_exact ? 0 : 1] = {Posting{0, 0, 1, 0, 1, 0, 2, {}}};
+        const auto cands = r.bound_candidates(plan, post, {false, false}, 10);
+        BOOST_REQUIRE_EQUAL(cands.size(), 1u);
+        const Estimate e = r.estimate(cands[0]);
+        const std::optional<double> full = r.score(c.notes[0].title.terms, c.notes[0].body.terms);
+        BOOST_REQUIRE(full);
+        BOOST_CHECK_EQUAL(e.exact, want_exact);
+        if (e.exact) BOOST_CHECK(e.score == *full);  // bit for bit
+        else BOOST_CHECK_GE(e.score, *full);
+    };
+    // the rare exact stem was found: the frequent expansion (half weight, low idf) cannot
+    // outweigh it even if the whole note were that word
+    check("kube", "kubernetes", true);
+    // the frequent expansion was found: the exact stem, in n0 or not, might outweigh it
+    check("kubernetes", "kube", false);
+}
+
 BOOST_AUTO_TEST_CASE(canonical_form_ignores_spelling_noise) {
     BOOST_CHECK_EQUAL(parse_query("Café,  KUBER").canonical(), parse_query("cafe kuber").canonical());
     BOOST_CHECK_NE(parse_query("\"a b\"").canonical(), parse_query("a b").canonical());
