@@ -1,7 +1,6 @@
 #include "search.hpp"
 
 #include <algorithm>
-#include <array>
 #include <bitset>
 #include <cstdint>
 #include <deque>
@@ -107,37 +106,29 @@ private:
         }
         pairs_.set(static_cast<std::size_t>(c0 << 8 | static_cast<unsigned char>(t[1])));
     }
-    // Byte classes for could_match: 0 other, 1 ASCII letter or digit, 2 a non-ASCII byte.
-    static const unsigned char* classes() {
-        static const auto table = [] {
-            std::array<unsigned char, 256> t{};
-            for (int c = 0; c < 256; ++c)
-                t[static_cast<std::size_t>(c)] = c >= 0x80 ? 2
-                    : (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ? 1 : 0;
-            return t;
-        }();
-        return table.data();
-    }
     static unsigned char lower(unsigned char c) {
         return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c;
+    }
+    static bool alnum(unsigned char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
     }
     // Analysis is the costly step: skip ASCII words none of whose alphanumeric runs (the words
     // analysis makes of it: "(kubernetes)", "foo-bar") starts like a query term.
     bool could_match(std::string_view w) const {
-        const unsigned char* cls = classes();
-        const auto* b = reinterpret_cast<const unsigned char*>(w.data());
-        unsigned char prev = 0;  // the previous byte's class
+        bool in_run = false;  // the previous byte is alphanumeric
         for (std::size_t i = 0; i < w.size(); ++i) {
-            const unsigned char k = cls[b[i]];
-            if (k == 2) return true;
-            if (k > prev) {  // a run starts
-                const unsigned char c0 = lower(b[i]);
+            const unsigned char c = static_cast<unsigned char>(w[i]);
+            if (c >= 0x80) return true;
+            const bool a = alnum(c);
+            if (a && !in_run) {  // a run starts
+                const unsigned char c0 = lower(c);
                 if (single_[c0]) return true;
-                if (i + 1 < w.size() && cls[b[i + 1]] == 1 &&
-                    pairs_.test(static_cast<std::size_t>(c0 << 8 | lower(b[i + 1]))))
-                    return true;
+                if (i + 1 < w.size()) {
+                    const unsigned char c1 = static_cast<unsigned char>(w[i + 1]);
+                    if (alnum(c1) && pairs_.test(static_cast<std::size_t>(c0 << 8 | lower(c1)))) return true;
+                }
             }
-            prev = k;
+            in_run = a;
         }
         return false;
     }

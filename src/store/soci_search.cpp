@@ -259,14 +259,13 @@ soci::statement& SearchStmts::postings_at() {
 
 void SearchStmts::sqlite_postings_at(const std::vector<PostingNote>& notes,
                                      std::vector<TermPosting>& out) {
-    if (!scan_at) scan_at = std::make_unique<SqliteStmt>(s, kPostingOfSql);
-    scan_at->bind(1, p.u).bind(2, p.term);  // bindings outlive each run: only the key changes
+    SqliteStmt& st = prepared_once(s, scan_at, kPostingOfSql);
+    st.bind(1, p.u).bind(2, p.term);  // bindings outlive each run: only the key changes
     for (const PostingNote& n : notes) {
-        scan_at->bind(3, n.updated_us).bind(4, n.uid_hi).bind(5, n.uid_lo);
-        while (scan_at->step())
-            out.push_back(unpack_posting(scan_at->i64(0), scan_at->i64(1), scan_at->i64(2),
-                                         scan_at->i64(3), scan_at->i64(4),
-                                         std::string(scan_at->text(5))));
+        st.bind(3, n.updated_us).bind(4, n.uid_hi).bind(5, n.uid_lo);
+        while (st.step())
+            out.push_back(unpack_posting(st.i64(0), st.i64(1), st.i64(2), st.i64(3), st.i64(4),
+                                         std::string(st.text(5))));
     }
 }
 
@@ -333,51 +332,42 @@ soci::statement& SearchStmts::hit(bool with_content) {
 }
 
 SqliteStmt& SearchStmts::sqlite_indexed() {
-    if (!indexed_one) indexed_one = std::make_unique<SqliteStmt>(s, kIndexedSql);
-    return *indexed_one;
+    return prepared_once(s, indexed_one, kIndexedSql);
 }
 
 SqliteStmt& SearchStmts::sqlite_begin() {
-    if (!begin_one) begin_one = std::make_unique<SqliteStmt>(s, "BEGIN");
-    return *begin_one;
+    return prepared_once(s, begin_one, "BEGIN");
 }
 
 SqliteStmt& SearchStmts::sqlite_commit() {
-    if (!commit_one) commit_one = std::make_unique<SqliteStmt>(s, "COMMIT");
-    return *commit_one;
+    return prepared_once(s, commit_one, "COMMIT");
 }
 
 SqliteStmt& SearchStmts::sqlite_hit(bool with_content) {
-    std::unique_ptr<SqliteStmt>& st = hit_one[with_content ? 1 : 0];
-    if (!st) st = std::make_unique<SqliteStmt>(s, hit_sql(with_content) + " = :uuid");
-    return *st;
+    return prepared_once(s, hit_one[with_content ? 1 : 0],
+                         [&] { return hit_sql(with_content) + " = :uuid"; });
 }
 
 SqliteStmt& SearchStmts::sqlite_snapshot_insert() {
-    if (!snap_insert)
-        snap_insert = std::make_unique<SqliteStmt>(
-            s, "INSERT INTO snap.search_snapshots (id_hi, id, user_id, fingerprint, created_us, "
-               "expires_us, note_ids) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-    return *snap_insert;
+    return prepared_once(
+        s, snap_insert,
+        "INSERT INTO snap.search_snapshots (id_hi, id, user_id, fingerprint, created_us, "
+        "expires_us, note_ids) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
 }
 
 SqliteStmt& SearchStmts::sqlite_snapshot_find() {
-    if (!snap_find)
-        snap_find = std::make_unique<SqliteStmt>(
-            s, "SELECT id, fingerprint, created_us, expires_us, note_ids FROM snap.search_snapshots "
-               "WHERE id_hi = ?1 AND user_id = ?2 AND expires_us > ?3");
-    return *snap_find;
+    return prepared_once(s, snap_find,
+                         "SELECT id, fingerprint, created_us, expires_us, note_ids FROM "
+                         "snap.search_snapshots WHERE id_hi = ?1 AND user_id = ?2 AND expires_us > ?3");
 }
 
 // The oldest ?2 rows (creation order), those of them expired: rows of one lifetime expire in
 // that order. After the lifetime was made shorter, rows made under the longer one hold the
 // purge back until they expire themselves; they are never served after their own expiry.
 SqliteStmt& SearchStmts::sqlite_snapshot_purge() {
-    if (!snap_purge)
-        snap_purge = std::make_unique<SqliteStmt>(
-            s, "DELETE FROM snap.search_snapshots WHERE seq IN (SELECT seq FROM "
-               "snap.search_snapshots ORDER BY seq LIMIT ?2) AND expires_us <= ?1");
-    return *snap_purge;
+    return prepared_once(s, snap_purge,
+                         "DELETE FROM snap.search_snapshots WHERE seq IN (SELECT seq FROM "
+                         "snap.search_snapshots ORDER BY seq LIMIT ?2) AND expires_us <= ?1");
 }
 
 soci::statement& SearchStmts::snapshot_insert() {

@@ -8,7 +8,9 @@
 //
 // SqliteTuning: how the connection waits for a lock and when it checkpoints (see below).
 #pragma once
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <string_view>
 #include <vector>
 
@@ -49,6 +51,19 @@ private:
     void* db_ = nullptr;  // sqlite3*
     void* st_ = nullptr;  // sqlite3_stmt*
 };
+
+/// The statement held in `st`, prepared on its first use. `sql` is its text, or a function
+/// returning the text (built only then).
+template <class Sql>
+SqliteStmt& prepared_once(soci::session& s, std::unique_ptr<SqliteStmt>& st, const Sql& sql) {
+    if (!st) {
+        if constexpr (std::is_invocable_v<const Sql&>)
+            st = std::make_unique<SqliteStmt>(s, sql());
+        else
+            st = std::make_unique<SqliteStmt>(s, sql);
+    }
+    return *st;
+}
 
 /// Whether the session's backend is SOCI's SQLite one.
 bool is_sqlite_session(soci::session& s);

@@ -170,8 +170,7 @@ struct PackedPostings::Impl {
     explicit Impl(soci::session& s_) : s(s_) {}
     /// The statement, prepared on first use (SqliteStmt refuses a session that is not SQLite).
     Stmt& get(std::unique_ptr<Stmt>& st, const std::string& text) {
-        if (!st) st = std::make_unique<Stmt>(s, text);
-        return *st;
+        return prepared_once(s, st, text);
     }
     soci::session& s;
     std::unique_ptr<Stmt> blocks, gap_rows, gap_rows_all, pack_rows, chain, insert, any, cover, drop_id,
