@@ -496,16 +496,38 @@ Estimate Ranker::estimate(const Candidate& c) const {
                              c.positions.size() == terms_.size() ? c.positions.data() : nullptr});
 }
 
-std::vector<std::string> Ranker::open_terms(const std::vector<Candidate>& cands) const {
-    std::vector<std::string> out;
-    for (std::size_t t = 0; t < terms_.size(); ++t) {
-        if (df_of(terms_[t]) == 0) continue;
-        for (const Candidate& c : cands)
-            if (c.title_tf[t] < 0) {
-                out.push_back(terms_[t]);
-                break;
+std::vector<Ranker::OpenTerm> Ranker::open_terms(const std::vector<Candidate>& cands) const {
+    std::vector<std::size_t> need(terms_.size(), 0);
+    std::vector<char> needs(terms_.size());
+    for (const Candidate& c : cands) {
+        std::fill(needs.begin(), needs.end(), 0);
+        const Features f{static_cast<double>(c.title_len), static_cast<double>(c.body_len),
+                         c.title_tf.data(), c.body_tf.data()};
+        double whole = -1;  // an unknown alternative's bound over its weight, as evaluate() has it
+        for (const Compiled& k : compiled_) {
+            if (k.kind != ClauseKind::Term && k.kind != ClauseKind::Prefix) {
+                for (int t : k.seq) needs[static_cast<std::size_t>(t)] |= c.title_tf[t] < 0;
+                continue;
             }
+            double best = 0;
+            bool unknown = false;
+            for (const Alt& a : k.alts) {
+                const int tt = c.title_tf[a.term], tb = c.body_tf[a.term];
+                if (tt < 0 || tb < 0) unknown = true;
+                else if (tt + tb > 0) best = std::max(best, a.weight * saturate(tt, tb, f));
+            }
+            if (!unknown) continue;
+            if (best > 0 && whole < 0) whole = saturate(f.len_t, f.len_b, f);
+            // evaluate(): the clause is exact when best > 0 and no unknown bound exceeds it
+            for (const Alt& a : k.alts)
+                if ((c.title_tf[a.term] < 0 || c.body_tf[a.term] < 0) && (best <= 0 || a.weight * whole > best))
+                    needs[static_cast<std::size_t>(a.term)] = 1;
+        }
+        for (std::size_t t = 0; t < terms_.size(); ++t) need[t] += needs[t];
     }
+    std::vector<OpenTerm> out;
+    for (std::size_t t = 0; t < terms_.size(); ++t)
+        if (need[t] > 0 && df_of(terms_[t]) > 0) out.push_back(OpenTerm{terms_[t], need[t]});
     return out;
 }
 

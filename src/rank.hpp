@@ -139,8 +139,15 @@ public:
                                             const std::vector<bool>& complete,
                                             std::size_t max_candidates) const;
 
-    /// Terms of the query some candidate has no count for (-1), with df > 0.
-    std::vector<std::string> open_terms(const std::vector<Candidate>& cands) const;
+    /// A term some candidates lack a count for and need it (see open_terms).
+    struct OpenTerm {
+        std::string term;
+        std::size_t candidates = 0;  ///< how many of them need it
+    };
+    /// Terms of the query (df > 0) whose count some candidate lacks (-1) and needs: every
+    /// unknown term, except a prefix expansion that a known match of its clause already
+    /// outweighs (estimate() is exact without it). In query order.
+    std::vector<OpenTerm> open_terms(const std::vector<Candidate>& cands) const;
     /// Records the counts of `term` from more of its postings: a candidate found in them gets
     /// its counts; when `complete` (every posting of the term that could belong to one of the
     /// candidates was read) the others get 0.

@@ -6,6 +6,7 @@
 #include <deque>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "markdown.hpp"
 #include "store/store.hpp"
@@ -165,7 +166,8 @@ namespace {
 constexpr std::size_t kTermsBatch = kPostingsAtMax;  // open candidates resolved together
 constexpr std::size_t kLookupTerms = 4;  // open terms looked up per batch, at most
 constexpr long long kWindowLimit = 4 * static_cast<long long>(kMaxCandidates);  // per open term
-constexpr long long kWindowBudget = kPostingBudget / 2;  // postings read for open terms in all
+constexpr long long kWindowPerCandidate = 16;  // postings worth a candidate's resolution
+constexpr long long kWindowBudget = kPostingBudget;  // postings read for open terms in all
 
 struct Keyed {
     double score = 0;
@@ -189,12 +191,12 @@ void resolve_batch(Store& store, long long user_id, const Ranker& ranker,
                    std::vector<std::optional<double>>& scores) {
     std::vector<Candidate> group;
     for (std::size_t d : batch) group.push_back(std::move(cands[d]));
-    const std::vector<std::string> open = ranker.open_terms(group);
+    const std::vector<Ranker::OpenTerm> open = ranker.open_terms(group);
     if (open.size() <= kLookupTerms) {
         std::vector<PostingNote> notes;
         for (const Candidate& g : group) notes.push_back(PostingNote{g.updated_us, g.uid_hi, g.uid_lo});
-        for (const std::string& term : open)
-            ranker.add_counts(group, term, store.postings_at(user_id, term, notes), true);
+        for (const Ranker::OpenTerm& o : open)
+            ranker.add_counts(group, o.term, store.postings_at(user_id, o.term, notes), true);
     }
     std::vector<std::string> ids;
     std::unordered_map<std::string, std::size_t> which;
@@ -296,12 +298,15 @@ double window_share(const std::vector<RetrievalUnit>& plan,
 }
 
 // Counts of the query terms that recruited no candidates (words beyond the posting budget, a
-// phrase's other words), from their postings in the candidates' updated_us window: the
-// candidates of one frequent word are its most recent notes, so the window is narrow and its
-// postings few. A candidate that then lacks a term is scored exactly without a read, and a
-// phrase can only match candidates holding all its words. A term expected to have more than
-// kWindowLimit postings in the window is skipped: the scan would stop at the limit, short of
-// most candidates, which best_exact then resolves by key anyway.
+// phrase's other words, a prefix's frequent expansions), from their postings in the
+// candidates' updated_us window: the candidates of one frequent word are its most recent
+// notes, so the window is narrow and its postings few. A candidate that then lacks a term is
+// scored exactly without a read, and a phrase can only match candidates holding all its words.
+// Terms are read cheapest first, each only while some candidate needs it (Ranker::open_terms)
+// and its expected postings in the window (window_share) cost less than resolving those
+// candidates one by one: a stored-terms read or a key lookup costs as much as decoding
+// kWindowPerCandidate postings. A scan stops at its limit, short of some candidates, which
+// best_exact then resolves by key anyway.
 void fill_open_counts(Store& store, long long user_id, const SearchFilter& filter,
                       const Ranker& ranker, const std::vector<RetrievalUnit>& plan,
                       const std::vector<std::vector<Posting>>& postings,
@@ -313,15 +318,27 @@ void fill_open_counts(Store& store, long long user_id, const SearchFilter& filte
     window.updated.min_us = std::max(window.updated.min_us, lo);
     window.updated.max_us = std::min(window.updated.max_us, hi);
     const double share = window_share(plan, postings, lo, hi);
+    std::unordered_set<std::string> tried;
     long long spent = 0;
-    for (const std::string& term : ranker.open_terms(cands)) {
-        if (spent + kWindowLimit > kWindowBudget) break;
-        if (share * static_cast<double>(ranker.df_of(term)) > static_cast<double>(kWindowLimit)) continue;
-        const std::vector<Posting> more =
-            store.term_postings(user_id, term, window, static_cast<int>(kWindowLimit),
-                                ranker.needs_positions());
+    for (;;) {
+        // the cheapest term still needed that is worth its scan and fits the budget
+        std::optional<Ranker::OpenTerm> next;
+        long long next_limit = 0;
+        double next_cost = 0;
+        for (Ranker::OpenTerm& o : ranker.open_terms(cands)) {
+            if (tried.count(o.term)) continue;
+            const double expected = share * static_cast<double>(ranker.df_of(o.term));
+            const long long limit = std::max(kWindowLimit, kWindowPerCandidate * static_cast<long long>(o.candidates));
+            if (expected > static_cast<double>(limit) || spent + limit > kWindowBudget) continue;
+            if (!next || expected < next_cost) next = std::move(o), next_limit = limit, next_cost = expected;
+        }
+        if (!next) return;
+        tried.insert(next->term);
+        const std::vector<Posting> more = store.term_postings(user_id, next->term, window,
+                                                              static_cast<int>(next_limit),
+                                                              ranker.needs_positions());
         spent += static_cast<long long>(more.size());
-        ranker.add_counts(cands, term, more, static_cast<long long>(more.size()) < kWindowLimit);
+        ranker.add_counts(cands, next->term, more, static_cast<long long>(more.size()) < next_limit);
     }
 }
 

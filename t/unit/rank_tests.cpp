@@ -349,8 +349,8 @@ BOOST_AUTO_TEST_CASE(estimate_is_the_exact_score_or_an_upper_bound) {
                 post[u] = postings_of(plan[u].term, with_positions);
             std::vector<Candidate> cands = r.bound_candidates(plan, post, complete, 1000);
             if (mode % 3 == 2) {
-                for (const std::string& t : r.open_terms(cands))
-                    r.add_counts(cands, t, postings_of(t, with_positions), true);
+                for (const Ranker::OpenTerm& o : r.open_terms(cands))
+                    r.add_counts(cands, o.term, postings_of(o.term, with_positions), true);
                 BOOST_CHECK(r.open_terms(cands).empty());
             }
             for (const Candidate& cand : cands) {
