@@ -703,18 +703,21 @@ std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>
     for (std::size_t u = 0; u < n_units; ++u)
         if (u < complete.size() && complete[u])
             if (const int t = term_index(units[u].term); t >= 0) unknown_or_zero[t] = 0;
+    // Positions only matter to phrase and proximity clauses: without them a candidate holds
+    // none (estimate() and add_counts() then skip them).
+    const std::size_t n_positions = needs_positions() ? terms_.size() : 0;
     std::vector<Candidate> out;
     out.reserve(keep);
     for (std::size_t i = 0; i < keep; ++i) {
         const Entry& e = entries[all[i].entry];
         Candidate c{e.first->uid_hi, e.first->uid_lo, e.first->updated_us, e.first->title_len,
                     e.first->body_len, unknown_or_zero, unknown_or_zero,
-                    std::vector<std::string>(terms_.size())};
+                    std::vector<std::string>(n_positions)};
         for (std::uint32_t h = e.last_hit; h != UINT32_MAX; h = hits[h].prev)
             if (const int t = hits[h].term; t >= 0) {
                 c.title_tf[t] = hits[h].posting->title_tf;
                 c.body_tf[t] = hits[h].posting->body_tf;
-                c.positions[t] = hits[h].posting->positions;
+                if (n_positions) c.positions[t] = hits[h].posting->positions;
             }
         out.push_back(std::move(c));
     }
