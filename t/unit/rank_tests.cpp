@@ -400,6 +400,16 @@ BOOST_AUTO_TEST_CASE(prefix_clause_is_exact_when_a_known_match_dominates) {
         BOOST_CHECK_EQUAL(e.exact, want_exact);
         if (e.exact) BOOST_CHECK(e.score == *full);  // bit for bit
         else BOOST_CHECK_GE(e.score, *full);
+        // open_terms names what is still needed: nothing once the clause is settled, else the
+        // unknown alternative, needed by the one candidate
+        const std::vector<Ranker::OpenTerm> open = r.open_terms(cands);
+        if (want_exact) {
+            BOOST_CHECK(open.empty());
+        } else {
+            BOOST_REQUIRE_EQUAL(open.size(), 1u);
+            BOOST_CHECK_EQUAL(open[0].term, plan[0].term);  // the list that was not read
+            BOOST_CHECK_EQUAL(open[0].candidates, 1u);
+        }
     };
     // the rare exact stem was found: the frequent expansion (half weight, low idf) cannot
     // outweigh it even if the whole note were that word
