@@ -149,22 +149,19 @@ void uuid_halves(const std::string& canonical_uuid, long long& hi, long long& lo
 }
 
 std::string uuid_from_halves(long long hi, long long lo) {
-    static const char kHex[] = "0123456789abcdef";
-    std::string out(36, '-');
     const unsigned long long halves[2] = {static_cast<unsigned long long>(hi) ^ kSignBit,
                                           static_cast<unsigned long long>(lo) ^ kSignBit};
-    std::size_t pos = 0;
-    for (int i = 0; i < 32; ++i) {
-        if (pos == 8 || pos == 13 || pos == 18 || pos == 23) ++pos;
-        const unsigned long long v = halves[i / 16] >> (4 * (15 - i % 16));
-        out[pos++] = kHex[v & 0xf];
-    }
-    return out;
+    unsigned char b[16];
+    for (int i = 0; i < 16; ++i) b[i] = static_cast<unsigned char>(halves[i / 8] >> (8 * (7 - i % 8)));
+    return format_uuid_bytes(b);
 }
 
-bool append_uuid_bytes(std::string& out, std::string_view s) {
+namespace {
+
+// The 16 bytes of a uuid in canonical layout (8-4-4-4-12 hex digits, either case); false when
+// s is not one.
+bool uuid_bytes(std::string_view s, unsigned char (&b)[16]) {
     if (s.size() != 36) return false;
-    unsigned char b[16] = {};
     int n = 0;
     for (std::size_t i = 0; i < 36; ++i) {
         if (i == 8 || i == 13 || i == 18 || i == 23) {
@@ -176,6 +173,14 @@ bool append_uuid_bytes(std::string& out, std::string_view s) {
         b[n / 2] = static_cast<unsigned char>(b[n / 2] << 4 | v);
         ++n;
     }
+    return true;
+}
+
+}  // namespace
+
+bool append_uuid_bytes(std::string& out, std::string_view s) {
+    unsigned char b[16] = {};
+    if (!uuid_bytes(s, b)) return false;
     out.append(reinterpret_cast<const char*>(b), 16);
     return true;
 }
@@ -185,18 +190,9 @@ std::string uuid_from_bytes(std::string_view bytes16) {
 }
 
 std::optional<std::string> parse_uuid(std::string_view s) {
-    if (s.size() != 36) return std::nullopt;
-    std::string out(36, '-');
-    for (std::size_t i = 0; i < 36; ++i) {
-        if (i == 8 || i == 13 || i == 18 || i == 23) {
-            if (s[i] != '-') return std::nullopt;
-            continue;
-        }
-        int v = hexval(s[i]);
-        if (v < 0) return std::nullopt;
-        out[i] = kHex[v];
-    }
-    return out;
+    unsigned char b[16] = {};
+    if (!uuid_bytes(s, b)) return std::nullopt;
+    return format_uuid_bytes(b);
 }
 
 std::string request_id_from(std::string_view nginx_id) {

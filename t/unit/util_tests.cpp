@@ -90,6 +90,26 @@ BOOST_AUTO_TEST_CASE(uuid_bytes_round_trip_and_reject) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(uuid_halves_round_trip_in_text_order) {
+    long long hi = 0, lo = 0;
+    uuid_halves("00000000-0000-0000-0000-000000000000", hi, lo);
+    BOOST_CHECK_EQUAL(hi, INT64_MIN);
+    BOOST_CHECK_EQUAL(lo, INT64_MIN);
+    BOOST_CHECK_EQUAL(uuid_from_halves(hi, lo), "00000000-0000-0000-0000-000000000000");
+    uuid_halves("0123abcd-4567-89ef-fedc-ba9876543210", hi, lo);
+    BOOST_CHECK_EQUAL(uuid_from_halves(hi, lo), "0123abcd-4567-89ef-fedc-ba9876543210");
+    std::string prev;
+    long long prev_hi = 0, prev_lo = 0;
+    for (int i = 0; i < 200; ++i) {
+        const std::string u = new_uuid();
+        uuid_halves(u, hi, lo);
+        BOOST_CHECK_EQUAL(uuid_from_halves(hi, lo), u);
+        if (i > 0)  // signed order of (hi, lo) is the text order
+            BOOST_CHECK_EQUAL(u < prev, hi != prev_hi ? hi < prev_hi : lo < prev_lo);
+        prev = u, prev_hi = hi, prev_lo = lo;
+    }
+}
+
 BOOST_AUTO_TEST_CASE(parse_time_offsets_and_fractions) {
     BOOST_CHECK_EQUAL(*parse_time("2025-05-04T14:20:11Z"), 1746368411000000LL);
     BOOST_CHECK_EQUAL(*parse_time("2025-05-04t14:20:11z"), 1746368411000000LL);
