@@ -429,6 +429,25 @@ bool Ranker::sequence_from_positions(const Compiled& k, const Features& f, int& 
     return true;
 }
 
+// A Term or Prefix clause's alternatives as far as f's counts tell. An unknown alternative is
+// worth at most its weight with every term of the note being it; a known match worth at least
+// that settles the clause without it (a prefix's rare expansion found the note: its frequent
+// siblings need no lookup). evaluate() and open_terms() decide by this one rule.
+Ranker::AltValues Ranker::alt_values(const Compiled& k, const Features& f) const {
+    AltValues v;
+    for (const Alt& a : k.alts) {
+        const int tt = f.tf_t[a.term], tb = f.tf_b[a.term];
+        if (tt < 0 || tb < 0) {
+            if (v.whole < 0) v.whole = saturate(f.len_t, f.len_b, f);
+            continue;
+        }
+        if (tt + tb == 0) continue;
+        v.matched = true;
+        v.best = std::max(v.best, a.weight * saturate(tt, tb, f));
+    }
+    return v;
+}
+
 // Clauses are summed in query order in both modes, so an exact estimate and a scan of the same
 // note give the same floating-point sum. saturate grows with each count, so bounds stay bounds.
 Estimate Ranker::evaluate(const Features& f) const {
@@ -437,22 +456,18 @@ Estimate Ranker::evaluate(const Features& f) const {
     double total = 0;
     for (const Compiled& k : compiled_) {
         if (k.kind == ClauseKind::Term || k.kind == ClauseKind::Prefix) {
-            // The clause counts its best alternative. An unknown one is worth at most its
-            // weight with every term of the note being it; when a known match is worth at least
-            // that, the unknown one cannot change the maximum and the value is exact (a prefix's
-            // rare expansion found the note: its frequent siblings need no lookup).
-            double best = 0, unknown = -1;
-            for (const Alt& a : k.alts) {
-                const int tt = f.tf_t[a.term], tb = f.tf_b[a.term];
-                if (tt < 0 || tb < 0) {
-                    unknown = std::max(unknown, a.weight * saturate(f.len_t, f.len_b, f));
-                    continue;
+            // The clause counts its best alternative; an unknown one counts at its bound
+            // unless a known match settles the clause (alt_values).
+            const AltValues v = alt_values(k, f);
+            e.matched |= v.matched;
+            double best = v.best, unknown = -1;
+            bool open = false;
+            for (const Alt& a : k.alts)
+                if (f.tf_t[a.term] < 0 || f.tf_b[a.term] < 0) {
+                    unknown = std::max(unknown, a.weight * v.whole);
+                    open |= v.may_change(a.weight);
                 }
-                if (tt + tb == 0) continue;
-                e.matched = true;
-                best = std::max(best, a.weight * saturate(tt, tb, f));
-            }
-            if (unknown >= 0 && !(best > 0 && unknown <= best)) {
+            if (open) {
                 e.exact = false;
                 best = std::max(best, unknown);
             }
@@ -503,24 +518,14 @@ std::vector<Ranker::OpenTerm> Ranker::open_terms(const std::vector<Candidate>& c
         std::fill(needs.begin(), needs.end(), 0);
         const Features f{static_cast<double>(c.title_len), static_cast<double>(c.body_len),
                          c.title_tf.data(), c.body_tf.data()};
-        double whole = -1;  // an unknown alternative's bound over its weight, as evaluate() has it
         for (const Compiled& k : compiled_) {
             if (k.kind != ClauseKind::Term && k.kind != ClauseKind::Prefix) {
                 for (int t : k.seq) needs[static_cast<std::size_t>(t)] |= c.title_tf[t] < 0;
                 continue;
             }
-            double best = 0;
-            bool unknown = false;
-            for (const Alt& a : k.alts) {
-                const int tt = c.title_tf[a.term], tb = c.body_tf[a.term];
-                if (tt < 0 || tb < 0) unknown = true;
-                else if (tt + tb > 0) best = std::max(best, a.weight * saturate(tt, tb, f));
-            }
-            if (!unknown) continue;
-            if (best > 0 && whole < 0) whole = saturate(f.len_t, f.len_b, f);
-            // evaluate(): the clause is exact when best > 0 and no unknown bound exceeds it
+            const AltValues v = alt_values(k, f);
             for (const Alt& a : k.alts)
-                if ((c.title_tf[a.term] < 0 || c.body_tf[a.term] < 0) && (best <= 0 || a.weight * whole > best))
+                if ((c.title_tf[a.term] < 0 || c.body_tf[a.term] < 0) && v.may_change(a.weight))
                     needs[static_cast<std::size_t>(a.term)] = 1;
         }
         for (std::size_t t = 0; t < terms_.size(); ++t) need[t] += needs[t];

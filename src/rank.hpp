@@ -191,6 +191,15 @@ private:
     static bool has_all(const FieldStats& f, const std::vector<int>& seq);
     bool sequence_from_positions(const Compiled& k, const Features& f, int& ct, int& cb) const;
     double saturate(double tf_title, double tf_body, const Features& f) const;
+    /// What a Term or Prefix clause's alternatives are worth from the known counts.
+    struct AltValues {
+        double best = 0;       ///< the best known match (0: none)
+        bool matched = false;  ///< a known alternative occurs in the note
+        double whole = -1;     ///< an unknown alternative's bound over its weight (-1: none unknown)
+        /// Whether an unknown alternative of this weight could still change the clause's value.
+        bool may_change(double weight) const { return !(best > 0 && weight * whole <= best); }
+    };
+    AltValues alt_values(const Compiled& k, const Features& f) const;
     Estimate evaluate(const Features& f) const;
     int term_index(const std::string& term) const;
 
