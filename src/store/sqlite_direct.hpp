@@ -10,8 +10,8 @@
 #pragma once
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "model.hpp"
