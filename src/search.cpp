@@ -1,7 +1,6 @@
 #include "search.hpp"
 
 #include <algorithm>
-#include <bitset>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "store/store.hpp"
 #include "text.hpp"
 #include "util.hpp"
+#include "word_scan.hpp"
 
 namespace notesd {
 namespace {
@@ -54,12 +54,12 @@ public:
             if (c.kind == ClauseKind::Prefix) {
                 prefix_ = c.prefix;
                 prefix_stop_ = c.stop;
-                add_lead(c.prefix);
+                leads_.add(c.prefix);
             }
         }
     }
+    /// The query term a word of lead_words() carries (an id below kinds()), or -1.
     int match(std::string_view word) {
-        if (!could_match(word)) return -1;
         // Words repeat, in a note and across a page of notes: each is analysed once.
         if (auto it = seen_.find(word); it != seen_.end()) return it->second;
         int id = -1;
@@ -76,6 +76,8 @@ public:
         if (seen_.size() < kMaxSeenWords) seen_.emplace(owned_.emplace_back(word), id);
         return id;
     }
+    /// Analysis is the costly step: only words that may carry a term are matched.
+    const TermLeads& leads() const { return leads_; }
     bool empty() const { return ids_.empty() && prefix_.empty(); }
     /// match() answers -1 or an id below this.
     std::size_t kinds() const { return ids_.size() + 1; }
@@ -90,48 +92,10 @@ private:
         const auto [it, added] = ids_.emplace(t, static_cast<int>(ids_.size()));
         if (added) {
             stop_.push_back(stop);
-            add_lead(t);
+            leads_.add(t);
         } else {
             stop_[static_cast<std::size_t>(it->second)] = stop_[static_cast<std::size_t>(it->second)] && stop;
         }
-    }
-    // The first two bytes of a term or prefix: folding an ASCII word only lowers its case, and
-    // stemming only rewrites from the third letter on, so an ASCII word can only carry a term
-    // that starts with the word's own first two characters, lowered. One-letter terms: one byte.
-    void add_lead(const std::string& t) {
-        if (t.empty()) return;
-        const unsigned char c0 = static_cast<unsigned char>(t[0]);
-        if (t.size() == 1 || static_cast<unsigned char>(t[1]) >= 0x80) {
-            single_[c0] = true;
-            return;
-        }
-        pairs_.set(static_cast<std::size_t>(c0 << 8 | static_cast<unsigned char>(t[1])));
-    }
-    static unsigned char lower(unsigned char c) {
-        return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c;
-    }
-    static bool alnum(unsigned char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    }
-    // Analysis is the costly step: skip ASCII words none of whose alphanumeric runs (the words
-    // analysis makes of it: "(kubernetes)", "foo-bar") starts like a query term.
-    bool could_match(std::string_view w) const {
-        bool in_run = false;  // the previous byte is alphanumeric
-        for (std::size_t i = 0; i < w.size(); ++i) {
-            const unsigned char c = static_cast<unsigned char>(w[i]);
-            if (c >= 0x80) return true;
-            const bool a = alnum(c);
-            if (a && !in_run) {  // a run starts
-                const unsigned char c0 = lower(c);
-                if (single_[c0]) return true;
-                if (i + 1 < w.size()) {
-                    const unsigned char c1 = static_cast<unsigned char>(w[i + 1]);
-                    if (alnum(c1) && pairs_.test(static_cast<std::size_t>(c0 << 8 | lower(c1)))) return true;
-                }
-            }
-            in_run = a;
-        }
-        return false;
     }
     static constexpr std::size_t kMaxSeenWords = 1 << 16;
     std::unordered_map<std::string, int> ids_;
@@ -139,8 +103,7 @@ private:
     std::unordered_map<std::string_view, int> seen_;  // match() by word
     std::vector<bool> stop_;  // by id
     bool prefix_stop_ = false;
-    std::bitset<1 << 16> pairs_;  // (first byte << 8 | second byte) of the terms
-    bool single_[256] = {};
+    TermLeads leads_;
     std::string prefix_;
 };
 
@@ -390,8 +353,8 @@ std::string SnippetMaker::snippet(std::string_view plain_text) {
     WordMatcher& matcher = *matcher_;
     const ParsedQuery& query = query_;
     if (matcher.empty() || plain_text.empty()) return {};
-    // One pass over the space-separated words (at most kSnippetScanWords): the matches, each
-    // with the word its passage would start at (kSnippetLeadWords words before it).
+    // The matches among the first kSnippetScanWords words, each with the word its passage
+    // would start at (kSnippetLeadWords words before it).
     struct Hit {
         std::size_t word;        // index of the matched word
         int id;                  // which query term
@@ -399,24 +362,14 @@ std::string SnippetMaker::snippet(std::string_view plain_text) {
         std::size_t from_byte;   // and its offset in plain_text
         std::size_t from_bytes;  // and its length
     };
-    constexpr std::size_t kRecent = kSnippetLeadWords + 1;
-    std::size_t recent_at[kRecent] = {}, recent_len[kRecent] = {};  // by word index % kRecent
     std::vector<Hit> hits;
-    std::size_t n = 0, i = 0;
-    while (n < kSnippetScanWords) {
-        while (i < plain_text.size() && plain_text[i] == ' ') ++i;
-        if (i == plain_text.size()) break;
-        const std::size_t j = static_cast<std::size_t>(
-            find_space(plain_text.data() + i + 1, plain_text.data() + plain_text.size()) - plain_text.data());
-        recent_at[n % kRecent] = i;
-        recent_len[n % kRecent] = j - i;
-        const int id = matcher.match(plain_text.substr(i, j - i));
-        if (id >= 0) {
-            const std::size_t from = n > kSnippetLeadWords ? n - kSnippetLeadWords : 0;
-            hits.push_back(Hit{n, id, from, recent_at[from % kRecent], recent_len[from % kRecent]});
-        }
-        ++n;
-        i = j;
+    words_.clear();
+    lead_words(plain_text, matcher.leads(), kSnippetScanWords, words_);
+    for (const WordSpan& w : words_) {
+        const int id = matcher.match(plain_text.substr(w.begin, w.end - w.begin));
+        if (id < 0) continue;
+        const WordSpan from = word_before(plain_text, w.index, w.begin, kSnippetLeadWords);
+        hits.push_back(Hit{w.index, id, from.index, from.begin, from.end - from.begin});
     }
     if (hits.empty()) return {};
     // The window of kSnippetWindowWords words starting at a match with the most distinct matched

@@ -8,6 +8,7 @@
 
 #include "model.hpp"
 #include "rank.hpp"
+#include "word_scan.hpp"
 
 namespace notesd {
 
@@ -40,6 +41,7 @@ public:
 private:
     const ParsedQuery& query_;
     std::unique_ptr<WordMatcher> matcher_;
+    std::vector<WordSpan> words_;  // lead_words of the note at hand
 };
 
 /// SnippetMaker(query).snippet(plain_text): one note's snippet.
