@@ -25,6 +25,15 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
+// `make pgo` builds the release a second time with the profile of a training run.
+#ifdef NOTESD_PROFILE_USE
+constexpr char kBuildKind[] = " (profile-guided build)";
+#elif defined(NOTESD_PROFILE_GENERATE)
+constexpr char kBuildKind[] = " (instrumented build: make pgo's training run)";
+#else
+constexpr char kBuildKind[] = "";
+#endif
+
 namespace {
 
 constexpr int kExitUsage = 2;
@@ -81,7 +90,7 @@ Options parse_args(int argc, char** argv) {
             std::cout << kUsage;
             std::exit(0);
         } else if (arg == "--version") {
-            std::cout << "notesd " << PACKAGE_VERSION << "\n";
+            std::cout << "notesd " << PACKAGE_VERSION << kBuildKind << "\n";
             std::exit(0);
         } else if (arg == "--check-config") {
             o.check_only = true;

@@ -23,6 +23,10 @@
 #include "log.hpp"
 #include "worker.hpp"
 
+// libgcov's profile writer: present only in `make pgo`'s instrumented build (weak: null
+// otherwise). Called the same way in every build, so the profile matches the code it guides.
+extern "C" void __gcov_dump(void) __attribute__((weak));
+
 namespace notesd {
 
 namespace {
@@ -222,7 +226,9 @@ void Master::spawn(std::size_t i) {
     if (pid == 0) {
         close(g_pipe[0]);
         close(g_pipe[1]);
-        _exit(run_worker(cfg_, listener_.fd));
+        const int rc = run_worker(cfg_, listener_.fd);
+        if (__gcov_dump) __gcov_dump();  // _exit skips the instrumented build's profile writer
+        _exit(rc);
     }
     const int e = errno;
     sigprocmask(SIG_SETMASK, &old, nullptr);

@@ -596,13 +596,19 @@ def git_rev(srcdir):
     return p.stdout.strip() or "unknown"
 
 
+def build_line(builddir):
+    """Which build is measured: `notesd --version` names a profile-guided one (make pgo)."""
+    p = subprocess.run([os.path.join(builddir, "notesd"), "--version"], capture_output=True, text=True)
+    return "profile-guided build (make pgo)" if "profile-guided" in p.stdout else "plain build"
+
+
 def report(a, info, scenarios, results, checks, ctx, command):
     base = results.get("baseline")
     spec = info["spec"]
     lines = ["# notesd benchmark, %s" % time.strftime("%Y-%m-%d %H:%M"), "",
              "- command: `%s`" % command,
              "- backend: %s" % info["server"],
-             "- machine: %s; notesd %s" % (machine_line(), git_rev(a.srcdir)),
+             "- machine: %s; notesd %s, %s" % (machine_line(), git_rev(a.srcdir), build_line(a.builddir)),
              "- data: %d users x %d notes%s + user `%s` with %d notes; seed %d; %s" % (
                  spec["users"], spec["notes_per_user"],
                  "" if spec["big_users"] >= spec["users"] else " (%d of them; the other %d users %d notes each)"
@@ -643,7 +649,7 @@ def run_benchmark(a, scenarios, db, info, command):
         big_users = ["bench%02d" % u for u in range(1, spec["big_users"] + 1)]
         tokens = create_tokens(stack, big_users + [TINY_USER])
         ctx = Context(stack, tokens, big_users, a.walk_pages, spec["seed"])
-        work = os.path.join(a.builddir, "bench-work", a.backend)
+        work = a.work_dir or os.path.join(a.builddir, "bench-work", a.backend)
         os.makedirs(work, exist_ok=True)
         files, checks, distinct = {}, {}, {}
         for sc in scenarios:
@@ -702,6 +708,7 @@ def parse_args(argv):
     ap.add_argument("--db", help="SOCI connection string of a running database instead (the backend "
                                  "follows from its scheme)")
     ap.add_argument("--cache-dir", help="where data is cached (default BUILDDIR/bench-data)")
+    ap.add_argument("--work-dir", help="where the request files go (default BUILDDIR/bench-work/BACKEND)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached data")
     ap.add_argument("--keep-jsonl", action="store_true", help="keep the generated .jsonl files")
     ap.add_argument("--gen-jobs", type=int, default=min(2, os.cpu_count() or 1))
