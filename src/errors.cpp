@@ -1,6 +1,6 @@
 #include "errors.hpp"
 
-#include <json/json.h>
+#include "render.hpp"
 
 namespace notesd {
 
@@ -28,22 +28,22 @@ void add_standard_headers(HttpResponse& r, const std::string& request_id) {
 }
 
 HttpResponse render_error(const ApiError& e, const std::string& request_id) {
-    Json::Value meta(Json::objectValue);
-    meta["error_kind"] = e.kind();
-    meta["message"] = e.message();
-    if (!e.field().empty()) meta["field_name"] = e.field();
-    meta["request_id"] = request_id;
-    Json::Value root(Json::objectValue);
-    root["request_id"] = request_id;
-    root["error_category"] = e.status() >= 500 ? "SERVER_ERROR" : "CLIENT_ERROR";
-    root["error_metadata"] = std::move(meta);
-
-    Json::StreamWriterBuilder b;
-    b["indentation"] = "";
-    b["emitUTF8"] = true;  // messages are ours and valid UTF-8
+    // Keys in alphabetical order, as before with jsoncpp's DOM. Every request pays for one
+    // error body (the worker prepares the deadline reply before the handler runs), so no DOM.
+    JsonOut j;
+    j.begin_object();
+    j.key("error_category").str(e.status() >= 500 ? "SERVER_ERROR" : "CLIENT_ERROR");
+    j.key("error_metadata").begin_object();
+    j.key("error_kind").str(e.kind());
+    if (!e.field().empty()) j.key("field_name").str(e.field());
+    j.key("message").str(e.message());
+    j.key("request_id").str(request_id);
+    j.end_object();
+    j.key("request_id").str(request_id);
+    j.end_object();
     HttpResponse r;
     r.status = e.status();
-    r.body = Json::writeString(b, root);
+    r.body = j.take();
     add_standard_headers(r, request_id);
     for (const auto& h : e.headers) r.headers.push_back(h);
     return r;

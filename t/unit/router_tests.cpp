@@ -67,6 +67,15 @@ BOOST_AUTO_TEST_CASE(error_envelope_shape) {
     BOOST_CHECK_EQUAL(r.status, 400);
     BOOST_CHECK(r.body.find("\"error_category\":\"CLIENT_ERROR\"") != std::string::npos);
     BOOST_CHECK(r.body.find("\"field_name\":\"limit\"") != std::string::npos);
+    // the whole body: compact, keys in alphabetical order (as jsoncpp wrote it before)
+    BOOST_CHECK_EQUAL(r.body,
+                      "{\"error_category\":\"CLIENT_ERROR\",\"error_metadata\":{\"error_kind\":"
+                      "\"INVALID_PARAMETER\",\"field_name\":\"limit\",\"message\":\"limit must be an "
+                      "integer from 1 to 100\",\"request_id\":\"api-request-1\"},\"request_id\":"
+                      "\"api-request-1\"}");
+    const HttpResponse q = render_error(invalid_parameter("query", "a \"quoted\" \\ word\n"), "r\x01");
+    BOOST_CHECK(q.body.find("\"message\":\"a \\\"quoted\\\" \\\\ word\\n\"") != std::string::npos);
+    BOOST_CHECK(q.body.find("\"request_id\":\"r\\u0001\"") != std::string::npos);
     HttpResponse s = render_error(unavailable("down"), "api-request-1");
     BOOST_CHECK(s.body.find("SERVER_ERROR") != std::string::npos);
     bool retry = false;
