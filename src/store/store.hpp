@@ -123,8 +123,9 @@ std::unique_ptr<Store> open_store(const std::string& connection_string);
 /// open_store for bulk writes (notesctl): an SQLite database gets a 512 MiB page cache unless
 /// the connection string sets `cache_mb=`, so a large import does not thrash the index B-trees.
 std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string);
-/// open_store with an explicit busy timeout (SQLite) or lock wait (servers) in milliseconds;
-/// it overrides a `timeout=` in the connection string. connect_timeout_s > 0 (servers only)
+/// open_store for a worker: an SQLite database gets a 256 MiB page cache unless the connection
+/// string sets `cache_mb=`. busy_timeout_ms is the busy timeout (SQLite) or lock wait (servers)
+/// and overrides a `timeout=` in the connection string; connect_timeout_s > 0 (servers only)
 /// overrides a `connect_timeout=` in it.
 std::unique_ptr<Store> open_store(const std::string& connection_string, int busy_timeout_ms,
                                   int connect_timeout_s = 0);
