@@ -11,7 +11,7 @@ struct Config {
     int listen_mode = 0660;            // permission bits of a unix socket (octal in the file)
     int listen_backlog = 1024;
     int workers = 4;                   // fixed pool size
-    int max_requests = 10000;          // a worker exits and is replaced after this many requests
+    int max_requests = 100000;         // a worker exits and is replaced after this many requests
     int request_timeout_ms = 10000;    // per-request deadline; stays below nginx's read timeout
     int stop_timeout_ms = 10000;       // SIGTERM -> wait -> SIGKILL
     int respawn_backoff_max_ms = 5000; // back-off ceiling between respawns of a crashing slot
