@@ -91,6 +91,7 @@ DbTarget parse_sqlite(const std::string& rest) {
                 std::stoi(o.value) > 65536)
                 throw std::invalid_argument("cache_mb must be 0-65536 (MiB of page cache)");
             t.sqlite_cache_mb = std::stoi(o.value);
+            t.sqlite_cache_set = true;
         } else if (o.key == "readonly" || o.key == "nocreate" || o.key == "vfs" ||
                    o.key == "shared_cache") {
             passed += " " + o.text;

@@ -105,16 +105,15 @@ std::unique_ptr<Store> open_store(const std::string& connection_string) {
 namespace {
 
 // An SQLite page cache of `mb` MiB per connection unless the connection string sets cache_mb=.
-void default_cache(DbTarget& t, const std::string& connection_string, int mb) {
-    if (t.backend == Backend::Sqlite && connection_string.find("cache_mb=") == std::string::npos)
-        t.sqlite_cache_mb = mb;
+void default_cache(DbTarget& t, int mb) {
+    if (t.backend == Backend::Sqlite && !t.sqlite_cache_set) t.sqlite_cache_mb = mb;
 }
 
 }  // namespace
 
 std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string) {
     DbTarget t = parse_connection_string(connection_string);
-    default_cache(t, connection_string, 512);
+    default_cache(t, 512);
     return std::make_unique<SociStore>(std::move(t));
 }
 
@@ -123,7 +122,7 @@ std::unique_ptr<Store> open_store(const std::string& connection_string, int busy
     DbTarget t = parse_connection_string(connection_string);
     // The pages beyond the mapped first 2 GB (mmap_mb) are read with pread: cached by the
     // connection, a search makes ~8 of those calls instead of ~49 (doc/benchmarks.md).
-    default_cache(t, connection_string, 256);
+    default_cache(t, 256);
     if (busy_timeout_ms < 0) throw std::invalid_argument("busy timeout must not be negative");
     if (connect_timeout_s < 0) throw std::invalid_argument("connect timeout must not be negative");
     t.busy_timeout_ms = busy_timeout_ms;

@@ -174,6 +174,9 @@ BOOST_AUTO_TEST_CASE(connection_strings) {
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x bogus=1"), std::invalid_argument);
     BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x").sqlite_cache_mb, 0);
     BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x cache_mb=64").sqlite_cache_mb, 64);
+    // set or not: open_store's defaults (256 MiB for workers, 512 for notesctl) yield to any value
+    BOOST_CHECK(!parse_connection_string("sqlite3://db=x").sqlite_cache_set);
+    BOOST_CHECK(parse_connection_string("sqlite3://db=x cache_mb=0").sqlite_cache_set);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x cache_mb=-1"), std::invalid_argument);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x cache_mb=70000"), std::invalid_argument);
     BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x mmap_mb=4096").sqlite_mmap_mb, 4096);
