@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "rank.hpp"
-#include "text.hpp"
+#include "search/rank.hpp"
+#include "search/text.hpp"
 
 using namespace notesd;
 

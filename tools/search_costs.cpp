@@ -24,8 +24,8 @@
 
 #include <json/json.h>
 
-#include "rank.hpp"
-#include "search.hpp"
+#include "search/rank.hpp"
+#include "search/search.hpp"
 #include "store/store.hpp"
 
 using namespace notesd;

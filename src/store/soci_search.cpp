@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "store/soci_stmt.hpp"
-#include "util.hpp"
+#include "base/util.hpp"
 
 namespace notesd {
 

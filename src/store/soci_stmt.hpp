@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "errors.hpp"
+#include "api/errors.hpp"
 #include "store/soci_store.hpp"
 #include "store/sqlite_direct.hpp"
 #include "store/sqlite_packed.hpp"
-#include "util.hpp"
+#include "base/util.hpp"
 
 namespace notesd {
 namespace detail {

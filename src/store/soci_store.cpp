@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "errors.hpp"
+#include "api/errors.hpp"
 #include "store/soci_stmt.hpp"
-#include "util.hpp"
+#include "base/util.hpp"
 
 namespace notesd {
 

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "positions.hpp"
+#include "index/positions.hpp"
 #include "store/soci_stmt.hpp"
-#include "util.hpp"
+#include "base/util.hpp"
 
 namespace notesd {
 

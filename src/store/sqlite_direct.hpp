@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "model.hpp"
+#include "base/model.hpp"
 
 namespace soci {
 class session;

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
-#include "log.hpp"
+#include "base/log.hpp"
 #include "store/soci_stmt.hpp"
 
 namespace notesd::detail {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model.hpp"
+#include "base/model.hpp"
 
 namespace soci {
 class session;

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "../model.hpp"
+#include "base/model.hpp"
 
 namespace notesd {
 

@@ -1,0 +1,80 @@
+#include "api/app.hpp"
+
+#include "api/auth.hpp"
+#include "api/cursor.hpp"
+#include "api/errors.hpp"
+#include "api/handlers/handlers.hpp"
+#include "base/log.hpp"
+#include "api/router.hpp"
+#include "store/store.hpp"
+
+namespace notesd {
+
+App::App(const Config& cfg)
+    : cfg_(cfg), cursors_(std::make_unique<CursorCodec>(effective_secret(cfg))) {}
+
+App::~App() = default;
+
+void App::after_response() noexcept {
+    if (store_) store_->housekeeping();
+}
+
+Store& App::store() {
+    if (!store_) {
+        try {
+            std::unique_ptr<Store> s =
+                open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
+            s->defer_housekeeping();  // the worker calls after_response between requests
+            store_ = std::move(s);
+        } catch (const StoreUnavailable&) {
+            throw;
+        } catch (const std::exception& e) {
+            // The connection string was validated at start-up: failing now means the database
+            // is unreachable. The store's messages carry no SQL or bound values.
+            throw StoreUnavailable(std::string("the database cannot be opened: ") + e.what());
+        }
+    }
+    return *store_;
+}
+
+HttpResponse App::handle(const HttpRequest& req) {
+    long long user_id = 0;
+    try {
+        const Endpoint ep = route(req.method, req.path);
+        const Principal who = authenticate(req.authorization, store());
+        user_id = who.user_id;
+        HttpResponse r;
+        switch (ep) {
+            case Endpoint::ListNotes: r = list_notes(req, who, store(), *cursors_); break;
+            case Endpoint::ListCollections: r = list_collections(req, who, store(), *cursors_); break;
+            case Endpoint::SearchNotes:
+                r = search_notes(req, who, store(), SearchSettings{cfg_.snapshot_ttl_s});
+                break;
+        }
+        add_standard_headers(r, req.request_id);
+        r.user_id = user_id;
+        return r;
+    } catch (const ApiError& e) {
+        HttpResponse r = render_error(e, req.request_id);
+        r.user_id = user_id;
+        return r;
+    } catch (const StoreUnavailable& e) {
+        log_event(LogLevel::warn, req.request_id, "database unavailable", {{"detail", e.what()}});
+        store_.reset();  // reconnect and rebuild prepared statements on the next request
+        HttpResponse r = render_error(unavailable("the database is unavailable; retry shortly", 1),
+                                      req.request_id);
+        r.user_id = user_id;
+        return r;
+    } catch (const std::exception& e) {
+        // The store converts database errors to safe messages, so what() holds no bound values.
+        log_event(LogLevel::error, req.request_id, "internal error", {{"detail", e.what()}});
+        store_.reset();
+        HttpResponse r = render_error(
+            ApiError(500, "INTERNAL_ERROR", "an internal error occurred; it has been logged"),
+            req.request_id);
+        r.user_id = user_id;
+        return r;
+    }
+}
+
+}  // namespace notesd

@@ -1,0 +1,25 @@
+#include "api/params.hpp"
+#include "api/query_string.hpp"
+#include "api/render.hpp"
+#include "store/store.hpp"
+#include "api/handlers/handlers.hpp"
+#include "api/handlers/paging.hpp"
+
+namespace notesd {
+
+HttpResponse list_notes(const HttpRequest& req, const Principal& who, Store& store,
+                        const CursorCodec& cursors) {
+    const ListNotesCommand cmd = parse_list_notes(QueryArgs(req.query));
+    const std::string scope = cmd.scope();
+    const PageStart start = start_page(cmd.page, cursors, who.user_id, scope,
+                                       [&] { return store.count_notes(who.user_id, cmd.filter); });
+    // One row more than the page tells whether another page follows without a second query.
+    auto rows = store.list_notes(who.user_id, cmd.filter, cmd.order_by, start.after, cmd.limit + 1,
+                                 cmd.include_content);
+    const auto next = finish_page(rows, cmd.limit, cmd.order_by, start.total, cursors, who.user_id, scope);
+    HttpResponse r;
+    r.body = render_note_page(req.request_id, rows, start.total, next);
+    return r;
+}
+
+}  // namespace notesd

@@ -1,0 +1,100 @@
+#include "api/errors.hpp"
+#include "api/json_io.hpp"
+#include "api/params.hpp"
+#include "api/query_string.hpp"
+#include "api/render.hpp"
+#include "search/search.hpp"
+#include "store/store.hpp"
+#include "base/util.hpp"
+#include "api/handlers/handlers.hpp"
+
+namespace notesd {
+namespace {
+
+constexpr int kPurgePerSearch = 20;  // expired snapshots removed per new one: the table stays small
+// Once a purge finds fewer than kPurgePerSearch (caught up), the worker looks again only this
+// much later: an expired snapshot is unusable at once (find_snapshot checks the time), and an
+// empty purge is still a write transaction per search.
+constexpr long long kPurgeIdleUs = 1000000;
+
+// "application/json", with parameters and any case; a missing type is accepted (contract 5).
+void require_json_content_type(const std::string& content_type) {
+    std::string media = content_type.substr(0, content_type.find(';'));
+    while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.pop_back();
+    while (!media.empty() && (media.front() == ' ' || media.front() == '\t')) media.erase(0, 1);
+    for (char& c : media) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    if (!media.empty() && media != "application/json")
+        throw ApiError(415, "UNSUPPORTED_MEDIA_TYPE",
+                       "the request body must be JSON sent as Content-Type: application/json");
+}
+
+SnapshotRecord new_snapshot(Store& store, const Principal& who, const ParsedQuery& query,
+                            const SearchCommand& cmd, const std::string& fingerprint,
+                            const SearchSettings& settings) {
+    SnapshotRecord rec;
+    rec.id = random_id128();
+    rec.user_id = who.user_id;
+    rec.fingerprint = fingerprint;
+    rec.created_us = now_us();
+    rec.expires_us = rec.created_us + settings.snapshot_ttl_s * 1000000LL;
+    {
+        ReadScope view(store);  // the statistics and postings of one state of the database
+        rec.note_ids = ranked_note_ids(store, who.user_id, query, cmd.filter);
+    }
+    store.save_snapshot(rec);
+    static long long next_purge_us = 0;  // per worker process, which serves one request at a time
+    if (rec.created_us >= next_purge_us &&
+        store.purge_snapshots(rec.created_us, kPurgePerSearch) < kPurgePerSearch)
+        next_purge_us = rec.created_us + kPurgeIdleUs;
+    return rec;
+}
+
+}  // namespace
+
+HttpResponse search_notes(const HttpRequest& req, const Principal& who, Store& store,
+                          const SearchSettings& settings) {
+    require_json_content_type(req.content_type);
+    const Json::Value body = parse_json_object(req.body);
+    const SearchCommand cmd = parse_search(QueryArgs(req.query), body);
+    const ParsedQuery query = parse_query(cmd.query);
+    // Reuse must repeat the query and filters, compared after normalisation.
+    const std::string fingerprint = sha256_hex("v1|" + query.canonical() + "|" + cmd.filter_scope());
+
+    SnapshotRecord snap;
+    if (cmd.snapshot_id) {
+        auto found = store.find_snapshot(who.user_id, *cmd.snapshot_id, now_us());
+        if (!found)
+            throw ApiError(404, "NOT_FOUND", "snapshot_id is unknown or has expired; search again "
+                                             "without snapshot_id");
+        if (found->fingerprint != fingerprint)
+            throw ApiError(400, "SNAPSHOT_MISMATCH",
+                           "snapshot_id belongs to a search with another query or other filters",
+                           "snapshot_id");
+        snap = std::move(*found);
+    } else {
+        snap = new_snapshot(store, who, query, cmd, fingerprint, settings);
+    }
+
+    const long long total = static_cast<long long>(snap.note_ids.size());
+    std::vector<std::string> page;
+    for (long long i = cmd.offset; i < total && i < cmd.offset + cmd.limit; ++i)
+        page.push_back(snap.note_ids[static_cast<std::size_t>(i)]);
+    std::vector<NoteItem> items;
+    std::vector<SearchHit> hits;
+    {
+        ReadScope view(store);
+        hits = store.notes_by_ids(who.user_id, page, cmd.include_content);
+    }
+    SnippetMaker snippets(query);
+    for (SearchHit& hit : hits) {
+        std::string snippet = snippets.snippet(hit.plain_text);
+        if (!snippet.empty()) hit.note.snippet = std::move(snippet);
+        items.push_back(std::move(hit.note));
+    }
+    HttpResponse r;
+    r.body = render_search_page(req.request_id, items, total, cmd.offset, cmd.limit,
+                                cmd.offset + cmd.limit < total, snap.id);
+    return r;
+}
+
+}  // namespace notesd

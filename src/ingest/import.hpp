@@ -1,0 +1,57 @@
+// Import of a folder of markdown files (front matter, folders as collections) or of a JSON
+// Lines file of Mem-shaped notes and collections, written through Store::write_batch.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ingest/front_matter.hpp"
+#include "ingest/markdown.hpp"
+#include "base/model.hpp"
+#include "store/store.hpp"
+
+namespace notesd {
+
+struct ImportOptions {
+    std::size_t batch_size = 1000;  // notes per write_batch transaction
+    bool progress = false;         // one updating line on stderr (notesctl: when it is a tty)
+};
+
+/// A problem with one source file or JSON line; the rest of the import goes on.
+struct ImportIssue {
+    std::string path;
+    long line = 0;  // 1-based line of a .jsonl file, 0 for a whole file
+    std::string reason;
+};
+
+struct ImportReport {
+    long long notes_new = 0;
+    long long notes_updated = 0;
+    long long notes_unchanged = 0;
+    long long collections = 0;      // collections written (new, updated or unchanged)
+    std::vector<ImportIssue> errors;
+    long long notes() const { return notes_new + notes_updated + notes_unchanged; }
+};
+
+/// Imports a folder of .md files (recursively) or a .jsonl file for the user. Throws
+/// std::runtime_error when PATH itself cannot be used, and rethrows store failures (the
+/// batches already written stay consistent; a re-run completes the import).
+ImportReport import_path(Store& store, long long user_id, const std::string& path,
+                         ImportOptions options = {});
+
+/// "imported N notes (I new, U updated, S unchanged), C collections, E errors"
+std::string format_summary(const ImportReport& report);
+/// "path: reason" or "path:line: reason"
+std::string format_issue(const ImportIssue& issue);
+
+// --- building blocks, public for tests and the demo generator ---
+
+/// Attachments for the local links of a note, with ids stable per (user, note, target).
+std::vector<Attachment> local_attachments(long long user_id, const std::string& note_id,
+                                          const std::vector<LinkRef>& links);
+/// Id of a collection identified by its title or folder path, stable per user.
+std::string collection_uuid(long long user_id, std::string_view path);
+
+}  // namespace notesd

@@ -1,0 +1,223 @@
+#include "search/text.hpp"
+
+#include <libstemmer.h>
+#include <utf8proc.h>
+
+#include <memory>
+
+namespace notesd {
+namespace detail {
+namespace {
+
+using Cp = utf8proc_int32_t;
+
+// Replaces every byte that is not part of a well-formed sequence with a space, so utf8proc
+// (which rejects the whole string on one bad byte) always gets valid input.
+std::string sanitize_utf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    auto p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+    utf8proc_ssize_t left = static_cast<utf8proc_ssize_t>(text.size());
+    while (left > 0) {
+        Cp cp = 0;
+        utf8proc_ssize_t n = utf8proc_iterate(p, left, &cp);
+        if (n <= 0 || cp < 0) {
+            out.push_back(' ');
+            n = 1;
+        } else {
+            out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
+        }
+        p += n;
+        left -= n;
+    }
+    return out;
+}
+
+// The accents we fold away: combining diacritics used over Latin, Greek and Cyrillic, Hebrew
+// points and Arabic harakat. UTF8PROC_STRIPMARK would also strip every Mn/Mc mark, which merges
+// distinct words in other scripts (Japanese が becomes か, Hindi vowel signs vanish).
+bool is_foldable_mark(Cp c) {
+    return (c >= 0x0300 && c <= 0x036F) || (c >= 0x1AB0 && c <= 0x1AFF) ||
+           (c >= 0x1DC0 && c <= 0x1DFF) || (c >= 0x20D0 && c <= 0x20FF) ||
+           (c >= 0xFE20 && c <= 0xFE2F) || (c >= 0x0591 && c <= 0x05C7) ||
+           (c >= 0x064B && c <= 0x065F) || c == 0x0670;
+}
+
+// NFKD + case fold (reordered), strip accents, then canonical composition: NFKC-casefold
+// without accents. Composition matters for Hangul jamo and kana voicing marks.
+std::vector<Cp> fold_codepoints(std::string_view text) {
+    const std::string clean = sanitize_utf8(text);
+    const auto opts = static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPAT |
+                                                     UTF8PROC_DECOMPOSE | UTF8PROC_CASEFOLD |
+                                                     UTF8PROC_IGNORE);
+    auto src = reinterpret_cast<const utf8proc_uint8_t*>(clean.data());
+    const auto len = static_cast<utf8proc_ssize_t>(clean.size());
+    std::vector<Cp> buf(clean.size() + 16);
+    utf8proc_ssize_t n = utf8proc_decompose(src, len, buf.data(), buf.size(), opts);
+    if (n > static_cast<utf8proc_ssize_t>(buf.size())) {
+        buf.resize(static_cast<std::size_t>(n));
+        n = utf8proc_decompose(src, len, buf.data(), buf.size(), opts);
+    }
+    if (n < 0) return {};  // cannot happen on sanitized input; an empty analysis is the safe answer
+    std::size_t kept = 0;
+    for (utf8proc_ssize_t i = 0; i < n; ++i)
+        if (!is_foldable_mark(buf[i])) buf[kept++] = buf[i];
+    const auto compose = static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    utf8proc_ssize_t m = utf8proc_normalize_utf32(buf.data(), static_cast<utf8proc_ssize_t>(kept), compose);
+    buf.resize(m < 0 ? kept : static_cast<std::size_t>(m));
+    return buf;
+}
+
+// Scripts written without spaces between words (and Hangul, whose particles attach to nouns):
+// indexed as overlapping bigrams so any substring of two or more characters is found.
+bool is_cjk(Cp c) {
+    return (c >= 0x1100 && c <= 0x11FF) ||   // Hangul jamo
+           (c >= 0x2E80 && c <= 0x2FDF) ||   // CJK radicals, Kangxi
+           (c >= 0x3005 && c <= 0x3007) ||   // 々 〆 〇
+           (c >= 0x3021 && c <= 0x3029) || (c >= 0x3031 && c <= 0x3035) ||
+           (c >= 0x3038 && c <= 0x303C) ||
+           (c >= 0x3040 && c <= 0x30FF) ||   // Hiragana, Katakana (with ー)
+           (c >= 0x3130 && c <= 0x318F) ||   // Hangul compatibility jamo
+           (c >= 0x31F0 && c <= 0x31FF) ||   // Katakana extensions
+           (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+           (c >= 0xA960 && c <= 0xA97F) || (c >= 0xAC00 && c <= 0xD7FF) ||  // Hangul
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x3134F);
+}
+
+enum class CharClass { Sep, Word, Cjk };
+
+CharClass classify(Cp c) {
+    if (c < 0x80) {  // fast path for ASCII
+        const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+        return alnum ? CharClass::Word : CharClass::Sep;
+    }
+    if (is_cjk(c)) return CharClass::Cjk;
+    switch (utf8proc_category(c)) {
+        case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
+        case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO:
+        case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
+        case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+            return CharClass::Word;
+        default:
+            return CharClass::Sep;
+    }
+}
+
+void append_utf8(std::string& out, const Cp* cps, std::size_t n) {
+    utf8proc_uint8_t tmp[4];
+    for (std::size_t i = 0; i < n; ++i) {
+        utf8proc_ssize_t k = utf8proc_encode_char(cps[i], tmp);
+        out.append(reinterpret_cast<const char*>(tmp), static_cast<std::size_t>(k));
+    }
+}
+
+struct StemmerDeleter {
+    void operator()(sb_stemmer* s) const { sb_stemmer_delete(s); }
+};
+
+// Snowball stemmers keep state per instance: one per thread.
+sb_stemmer* english_stemmer() {
+    thread_local std::unique_ptr<sb_stemmer, StemmerDeleter> s(sb_stemmer_new("english", nullptr));
+    return s.get();
+}
+
+bool stem_eligible(std::string_view w) {
+    if (w.size() < 3) return false;
+    for (char ch : w)
+        if (ch < 'a' || ch > 'z') return false;
+    return true;
+}
+
+void emit_word(std::vector<Token>& out, const Cp* cps, std::size_t n, const AnalyzeOptions& opts) {
+    Token t;
+    append_utf8(t.surface, cps, n < kMaxTermChars ? n : kMaxTermChars);
+    t.term = opts.stem ? stem_word(t.surface) : t.surface;
+    t.pos = static_cast<std::uint32_t>(out.size());
+    t.kind = TokenKind::Word;
+    out.push_back(std::move(t));
+}
+
+void emit_cjk(std::vector<Token>& out, const Cp* cps, std::size_t n) {
+    const std::size_t count = n == 1 ? 1 : n - 1;
+    for (std::size_t i = 0; i < count; ++i) {
+        Token t;
+        append_utf8(t.term, cps + i, n == 1 ? 1 : 2);
+        t.surface = t.term;
+        t.pos = static_cast<std::uint32_t>(out.size());
+        t.kind = n == 1 ? TokenKind::CjkSingle : TokenKind::CjkBigram;
+        t.joined = i > 0;
+        out.push_back(std::move(t));
+    }
+}
+
+}  // namespace
+}  // namespace detail
+
+std::string stem_word(std::string_view w) {
+    if (!detail::stem_eligible(w)) return std::string(w);
+    sb_stemmer* st = detail::english_stemmer();
+    if (!st) return std::string(w);
+    const sb_symbol* r = sb_stemmer_stem(st, reinterpret_cast<const sb_symbol*>(w.data()),
+                                         static_cast<int>(w.size()));
+    if (!r) return std::string(w);  // out of memory inside Snowball: fall back to the word itself
+    return std::string(reinterpret_cast<const char*>(r), static_cast<std::size_t>(sb_stemmer_length(st)));
+}
+
+std::string fold_text(std::string_view text) {
+    const auto cps = detail::fold_codepoints(text);
+    std::string out;
+    out.reserve(cps.size());
+    detail::append_utf8(out, cps.data(), cps.size());
+    return out;
+}
+
+std::vector<Token> analyze(std::string_view text, const AnalyzeOptions& opts) {
+    using detail::CharClass;
+    const auto cps = detail::fold_codepoints(text);
+    std::vector<Token> out;
+    std::size_t i = 0;
+    while (i < cps.size()) {
+        const CharClass cls = detail::classify(cps[i]);
+        if (cls == CharClass::Sep) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i + 1;
+        while (j < cps.size() && detail::classify(cps[j]) == cls) ++j;
+        if (cls == CharClass::Word)
+            detail::emit_word(out, cps.data() + i, j - i, opts);
+        else
+            detail::emit_cjk(out, cps.data() + i, j - i);
+        i = j;
+    }
+    return out;
+}
+
+FieldIndex index_field(std::string_view text, const AnalyzeOptions& opts) {
+    FieldIndex f;
+    const auto tokens = analyze(text, opts);
+    for (const auto& t : tokens) {
+        if (!f.terms.empty()) f.terms.push_back(' ');
+        f.terms += t.term;
+    }
+    f.length = static_cast<std::uint32_t>(tokens.size());
+    return f;
+}
+
+std::vector<std::string_view> split_terms(std::string_view stored) {
+    std::vector<std::string_view> out;
+    std::size_t i = 0;
+    while (i < stored.size()) {
+        if (stored[i] == ' ') {
+            ++i;
+            continue;
+        }
+        std::size_t j = stored.find(' ', i);
+        if (j == std::string_view::npos) j = stored.size();
+        out.push_back(stored.substr(i, j - i));
+        i = j;
+    }
+    return out;
+}
+
+}  // namespace notesd

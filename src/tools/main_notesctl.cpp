@@ -1,0 +1,299 @@
+// notesctl: the admin tool (schema, users, tokens, import, demo data). Exit status: 0 ok,
+// 1 an error was reported, 2 usage.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "base/config.hpp"
+#include "ingest/demo.hpp"
+#include "ingest/import.hpp"
+#include "store/store.hpp"
+#include "base/util.hpp"
+
+namespace notesd {
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+const char* const kUsage =
+    "usage: notesctl [--db CONN] [--config PATH] COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  migrate                        create or upgrade the database schema\n"
+    "  user add NAME                  add a user\n"
+    "  user list                      list users with their note and collection counts\n"
+    "  token create USER [--label L]  create an API token; it is printed once, alone on the\n"
+    "                                 last line of standard output\n"
+    "  token list USER                list a user's tokens (prefixes only)\n"
+    "  token revoke ID                revoke a token\n"
+    "  import USER PATH [--batch N]   import a folder of .md files or a .jsonl file\n"
+    "                                 (N notes per transaction, default 1000)\n"
+    "  demo USER [--notes N]          generate demo notes (default 1200)\n"
+    "  note delete USER NOTE_ID       delete one note\n"
+    "  pack USER                      pack the user's search postings for fast reads (SQLite;\n"
+    "                                 import, demo and note delete do it after writing)\n"
+    "\n"
+    "USER is a user name or numeric id. The database is --db, else $NOTESD_DB, else `db` of the\n"
+    "config file (--config, default " NOTESD_SYSCONFDIR "/notesd.conf).\n"
+    "Exit status: 0 ok, 1 error, 2 usage.\n";
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Args {
+    std::string db;
+    std::string config;
+    std::map<std::string, std::string> options;  // command options: --label, --notes
+    std::vector<std::string> words;              // command, subcommand and operands
+    bool help = false;
+};
+
+Args parse_args(int argc, char** argv) {
+    Args a;
+    bool operands_only = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (operands_only || arg.size() < 2 || arg[0] != '-') { a.words.push_back(arg); continue; }
+        if (arg == "--") { operands_only = true; continue; }
+        if (arg == "-h" || arg == "--help") { a.help = true; continue; }
+        std::string name = arg, value;
+        std::size_t eq = arg.find('=');
+        bool inline_value = eq != std::string::npos;
+        if (inline_value) name = arg.substr(0, eq), value = arg.substr(eq + 1);
+        if (name != "--db" && name != "--config" && name != "--label" && name != "--notes" &&
+            name != "--batch")
+            throw UsageError("unknown option " + name);
+        if (!inline_value) {
+            if (i + 1 >= argc) throw UsageError(name + " needs a value");
+            value = argv[++i];
+        }
+        if (name == "--db") a.db = value;
+        else if (name == "--config") a.config = value;
+        else if (!a.options.emplace(name, value).second) throw UsageError(name + " given twice");
+    }
+    return a;
+}
+
+// --db, else $NOTESD_DB, else the config file's db (an explicit --config wins over the env).
+std::string resolve_db(const Args& a) {
+    if (!a.db.empty()) return a.db;
+    if (!a.config.empty()) return load_config(a.config).db;
+    if (const char* env = std::getenv("NOTESD_DB"); env && *env) return env;
+    const std::string def = NOTESD_SYSCONFDIR "/notesd.conf";
+    if (::access(def.c_str(), R_OK) == 0) return load_config(def).db;
+    return Config().db;
+}
+
+std::string pad(std::string s, std::size_t width) {
+    s.append(s.size() < width ? width - s.size() : 1, ' ');  // columns never touch
+    return s;
+}
+
+class Tool {
+public:
+    explicit Tool(Args args) : a_(std::move(args)) {}
+
+    /// Checks the command line before the database is opened, so usage errors exit with 2.
+    void check() {
+        const std::string cmd = word(0) + (sub_commands() ? " " + word(1) : "");
+        static const std::map<std::string, std::pair<std::size_t, int (Tool::*)()>> kCommands = {
+            {"migrate", {1, &Tool::migrate}},         {"user add", {3, &Tool::user_add}},
+            {"user list", {2, &Tool::user_list}},     {"token create", {3, &Tool::token_create}},
+            {"token list", {3, &Tool::token_list}},   {"token revoke", {3, &Tool::token_revoke}},
+            {"import", {3, &Tool::import}},           {"demo", {2, &Tool::demo}},
+            {"note delete", {4, &Tool::note_delete}}, {"pack", {2, &Tool::pack}}};
+        auto it = kCommands.find(cmd);
+        if (it == kCommands.end()) throw UsageError("unknown command '" + cmd + "'");
+        if (a_.words.size() != it->second.first)
+            throw UsageError("'" + cmd + "' takes " +
+                             std::to_string(it->second.first - 1 - (sub_commands() ? 1 : 0)) +
+                             " argument(s)");
+        for (const auto& [name, value] : a_.options)
+            if (!(name == "--label" && cmd == "token create") && !(name == "--notes" && cmd == "demo") &&
+                !(name == "--batch" && cmd == "import"))
+                throw UsageError(name + " does not apply to '" + cmd + "'");
+        if (auto n = a_.options.find("--notes"); n != a_.options.end()) {
+            const std::string& v = n->second;
+            if (v.empty() || v.size() > 7 || v.find_first_not_of("0123456789") != std::string::npos ||
+                (demo_notes_ = std::stoi(v)) < 1 || demo_notes_ > 1000000)
+                throw UsageError("--notes must be an integer from 1 to 1000000");
+        }
+        if (auto n = a_.options.find("--batch"); n != a_.options.end()) {
+            const std::string& v = n->second;
+            if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos ||
+                (batch_ = std::stoi(v)) < 1 || batch_ > 100000)
+                throw UsageError("--batch must be an integer from 1 to 100000");
+        }
+        cmd_ = cmd;
+        handler_ = it->second.second;
+    }
+
+    int run(Store& store) {
+        store_ = &store;
+        if (cmd_ != "migrate") require_schema();
+        return (this->*handler_)();
+    }
+
+private:
+    bool sub_commands() const { return word(0) == "user" || word(0) == "token" || word(0) == "note"; }
+    std::string word(std::size_t i) const { return i < a_.words.size() ? a_.words[i] : ""; }
+
+    void require_schema() {
+        int version = 0;
+        try { version = store_->schema_version(); } catch (const std::exception&) { version = 0; }
+        if (version == 0)
+            throw std::runtime_error("the database has no schema yet; run 'notesctl migrate' first");
+    }
+
+    UserInfo user(const std::string& name_or_id) {
+        std::optional<UserInfo> u = store_->find_user(name_or_id);
+        if (!u) throw std::runtime_error("no such user: " + name_or_id);
+        return *u;
+    }
+
+    int migrate() {
+        store_->migrate();
+        std::cout << "schema version " << store_->schema_version() << "\n";
+        return 0;
+    }
+
+    int user_add() {
+        const std::string& name = a_.words[2];
+        if (name.find_first_not_of("0123456789") == std::string::npos)
+            throw UsageError("a user name must not be all digits (USER arguments also accept ids)");
+        for (char c : name)
+            if (static_cast<unsigned char>(c) < 0x20 || c == ' ' || c == 0x7f)
+                throw UsageError("a user name must not contain spaces or control characters");
+        if (store_->find_user(name)) throw std::runtime_error("user '" + name + "' already exists");
+        long long id = store_->add_user(name, now_us());
+        std::cerr << "added user " << name << " (id " << id << ")\n";
+        std::cout << id << "\n";
+        return 0;
+    }
+
+    int user_list() {
+        std::cout << pad("ID", 8) << pad("NAME", 24) << pad("CREATED", 28) << pad("NOTES", 9) << "COLLECTIONS\n";
+        for (const UserInfo& u : store_->list_users())
+            std::cout << pad(std::to_string(u.id), 8) << pad(u.name, 24) << pad(format_time(u.created_us), 28)
+                      << pad(std::to_string(u.note_count), 9) << u.collection_count << "\n";
+        return 0;
+    }
+
+    int token_create() {
+        UserInfo u = user(a_.words[2]);
+        auto label_it = a_.options.find("--label");
+        std::string label = label_it == a_.options.end() ? "" : label_it->second;
+        // 256 random bits; only the SHA-256 and a recognisable prefix are stored.
+        std::string token = "notesd_" + base64url_encode(random_bytes(32));
+        std::string prefix = token.substr(0, 12);
+        long long id = store_->add_token(u.id, sha256_hex(token), prefix, label, now_us());
+        std::cerr << "created token " << id << " for user " << u.name << " (id " << u.id << ")"
+                  << (label.empty() ? "" : ", label '" + label + "'") << ", prefix " << prefix
+                  << "\nthe token is shown only now; store it safely:\n";
+        std::cerr.flush();
+        std::cout << token << std::endl;
+        return 0;
+    }
+
+    int token_list() {
+        UserInfo u = user(a_.words[2]);
+        std::cout << pad("ID", 8) << pad("PREFIX", 16) << pad("CREATED", 28) << pad("REVOKED", 28) << "LABEL\n";
+        for (const TokenInfo& t : store_->list_tokens(u.id))
+            std::cout << pad(std::to_string(t.id), 8) << pad(t.prefix + "...", 16)
+                      << pad(format_time(t.created_us), 28)
+                      << pad(t.revoked_us ? format_time(*t.revoked_us) : "-", 28) << t.label << "\n";
+        return 0;
+    }
+
+    int token_revoke() {
+        const std::string& id = a_.words[2];
+        if (id.empty() || id.size() > 18 || id.find_first_not_of("0123456789") != std::string::npos)
+            throw UsageError("token revoke takes a numeric token id (see 'token list USER')");
+        if (!store_->revoke_token(std::stoll(id), now_us()))
+            throw std::runtime_error("no such token: " + id);
+        std::cerr << "revoked token " << id << "\n";
+        return 0;
+    }
+
+    int import() {
+        UserInfo u = user(a_.words[1]);
+        ImportOptions opt;
+        opt.progress = ::isatty(STDERR_FILENO) == 1;
+        opt.batch_size = static_cast<std::size_t>(batch_);
+        ImportReport r = import_path(*store_, u.id, a_.words[2], opt);
+        for (const ImportIssue& issue : r.errors) std::cerr << "notesctl: " << format_issue(issue) << "\n";
+        std::cout << format_summary(r) << "\n";
+        return r.errors.empty() ? 0 : kExitError;
+    }
+
+    int demo() {
+        UserInfo u = user(a_.words[1]);
+        generate_demo(*store_, u.id, demo_notes_);
+        std::cout << "generated " << demo_notes_ << " demo notes for user " << u.name << "\n";
+        return 0;
+    }
+
+    int pack() {
+        UserInfo u = user(a_.words[1]);
+        std::cout << "packed " << store_->pack_postings(u.id) << " postings blocks for user " << u.name
+                  << "\n";
+        return 0;
+    }
+
+    int note_delete() {
+        UserInfo u = user(a_.words[2]);
+        std::optional<std::string> id = parse_uuid(a_.words[3]);
+        if (!id) throw UsageError("NOTE_ID must be a UUID");
+        if (!store_->delete_note(u.id, *id)) throw std::runtime_error("user " + u.name + " has no note " + *id);
+        store_->pack_postings(u.id);
+        std::cerr << "deleted note " << *id << "\n";
+        return 0;
+    }
+
+    Args a_;
+    std::string cmd_;
+    int demo_notes_ = 1200;
+    int batch_ = 1000;  // notes per transaction: bigger batches index much faster (sorted postings)
+    int (Tool::*handler_)() = nullptr;
+    Store* store_ = nullptr;
+};
+
+// Exception text from the database layer may carry SQL and bound values: keep the message only.
+std::string safe_message(const std::exception& e) {
+    std::string m = e.what();
+    std::size_t cut = m.find(" while executing");
+    return cut == std::string::npos ? m : m.substr(0, cut);
+}
+
+int run(int argc, char** argv) {
+    Args args;
+    try {
+        args = parse_args(argc, argv);
+        if (args.help) { std::cout << kUsage; return 0; }
+        if (args.words.empty()) throw UsageError("missing command");
+        Tool tool(args);
+        tool.check();
+        std::unique_ptr<Store> store = open_store_for_bulk(resolve_db(args));
+        return tool.run(*store);
+    } catch (const UsageError& e) {
+        std::cerr << "notesctl: " << e.what() << "\n(see 'notesctl --help')\n";
+        return kExitUsage;
+    } catch (const std::exception& e) {
+        std::cerr << "notesctl: " << safe_message(e) << "\n";
+        return kExitError;
+    }
+}
+
+}  // namespace
+}  // namespace notesd
+
+int main(int argc, char** argv) { return notesd::run(argc, argv); }

@@ -1,0 +1,106 @@
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "search/text.hpp"
+
+using namespace notesd;
+
+namespace {
+
+std::vector<std::string> terms(std::string_view text, AnalyzeOptions opts = {}) {
+    std::vector<std::string> out;
+    for (const auto& t : analyze(text, opts)) out.push_back(t.term);
+    return out;
+}
+
+using V = std::vector<std::string>;
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(text)
+
+BOOST_AUTO_TEST_CASE(folds_case_accents_and_width) {
+    BOOST_CHECK(terms("Café") == terms("cafe"));
+    BOOST_CHECK(terms("CAFÉ") == V{"cafe"});
+    BOOST_CHECK(terms("ＡＢＣ") == V{"abc"});
+    BOOST_CHECK_EQUAL(fold_text("Straße"), "strasse");
+    BOOST_CHECK_EQUAL(fold_text("ﬁle"), "file");                // ligature (NFKC)
+    BOOST_CHECK_EQUAL(fold_text("ΣΊΣΥΦΟΣ"), fold_text("σισυφος"));  // final sigma, tonos
+    BOOST_CHECK_EQUAL(fold_text("naïve \uFEFFx"), "naive x");       // BOM is default-ignorable
+}
+
+BOOST_AUTO_TEST_CASE(keeps_marks_that_distinguish_words) {
+    // Stripping every mark would merge が with か and erase Hindi vowel signs.
+    BOOST_CHECK_NE(fold_text("が"), fold_text("か"));
+    BOOST_CHECK_EQUAL(fold_text("ｶﾞ"), "ガ");  // halfwidth kana compose to the fullwidth letter
+    BOOST_CHECK_EQUAL(terms("हिंदी").size(), 1u);
+    BOOST_CHECK_NE(fold_text("हिंदी"), fold_text("हद"));
+}
+
+BOOST_AUTO_TEST_CASE(splits_words_on_unicode_categories) {
+    BOOST_CHECK(terms("file-system: v2.0 (beta)!", AnalyzeOptions{false}) ==
+                (V{"file", "system", "v2", "0", "beta"}));
+    BOOST_CHECK(terms("😀🎉 ... *** -- :: )(").empty());
+    BOOST_CHECK(terms("").empty());
+    BOOST_CHECK(terms("co\u00ADoperate", AnalyzeOptions{false}) == V{"cooperate"});  // soft hyphen
+    BOOST_CHECK(terms("Ünïcödé١٢٣", AnalyzeOptions{false}) == V{"unicode١٢٣"});
+}
+
+BOOST_AUTO_TEST_CASE(positions_are_consecutive_token_indexes) {
+    const auto toks = analyze("one, two; 東京都 three");
+    BOOST_REQUIRE_EQUAL(toks.size(), 5u);
+    for (std::size_t i = 0; i < toks.size(); ++i) BOOST_CHECK_EQUAL(toks[i].pos, i);
+    BOOST_CHECK(!toks[2].joined);
+    BOOST_CHECK(toks[3].joined);
+    BOOST_CHECK(!toks[4].joined);
+}
+
+BOOST_AUTO_TEST_CASE(cjk_runs_become_overlapping_bigrams) {
+    BOOST_CHECK(terms("東京都庁") == (V{"東京", "京都", "都庁"}));
+    BOOST_CHECK(terms("日") == V{"日"});
+    BOOST_CHECK(terms("서울에서") == (V{"서울", "울에", "에서"}));
+    BOOST_CHECK(terms("カタカナ") == (V{"カタ", "タカ", "カナ"}));
+    const auto toks = analyze("東京 abc");
+    BOOST_REQUIRE_EQUAL(toks.size(), 2u);
+    BOOST_CHECK(toks[0].kind == TokenKind::CjkBigram);
+    BOOST_CHECK(toks[1].kind == TokenKind::Word);
+    BOOST_CHECK(analyze("日")[0].kind == TokenKind::CjkSingle);
+}
+
+BOOST_AUTO_TEST_CASE(stems_english_words_only) {
+    BOOST_CHECK(terms("running systems kubernetes") == (V{"run", "system", "kubernet"}));
+    BOOST_CHECK_EQUAL(analyze("Running")[0].surface, "running");
+    BOOST_CHECK(terms("running", AnalyzeOptions{false}) == V{"running"});
+    BOOST_CHECK(terms("x86 café") == (V{"x86", "cafe"}));
+    BOOST_CHECK_EQUAL(stem_word("flows"), "flow");
+    BOOST_CHECK_EQUAL(stem_word("ab"), "ab");
+}
+
+BOOST_AUTO_TEST_CASE(invalid_utf8_never_throws) {
+    const std::string bad = std::string("ok\xff\xfe") + "fine\xc3" + "\x28" + "end";
+    std::vector<Token> toks;
+    BOOST_CHECK_NO_THROW(toks = analyze(bad, AnalyzeOptions{false}));
+    BOOST_CHECK(terms(bad, AnalyzeOptions{false}) == (V{"ok", "fine", "end"}));
+}
+
+BOOST_AUTO_TEST_CASE(long_words_are_cut) {
+    const std::string word(200, 'x');
+    const auto toks = analyze(word, AnalyzeOptions{false});
+    BOOST_REQUIRE_EQUAL(toks.size(), 1u);
+    BOOST_CHECK_EQUAL(toks[0].term.size(), kMaxTermChars);
+}
+
+BOOST_AUTO_TEST_CASE(stored_form_round_trips) {
+    const FieldIndex f = index_field("The quick 東京都 foxes");
+    BOOST_CHECK_EQUAL(f.terms, "the quick 東京 京都 fox");
+    BOOST_CHECK_EQUAL(f.length, 5u);
+    const auto back = split_terms(f.terms);
+    BOOST_REQUIRE_EQUAL(back.size(), 5u);
+    BOOST_CHECK_EQUAL(back[2], "東京");
+    BOOST_CHECK(split_terms("").empty());
+    BOOST_CHECK_EQUAL(index_field("!!!").length, 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,182 @@
+// More of the `store` suite: what differs between database servers and SQLite — bytewise
+// comparison of names, lock waits and killed connections. Runs against NOTESD_TEST_DB (a fresh
+// SQLite file without it; the server-only cases then return at once).
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include <soci/soci.h>
+
+#include "api/errors.hpp"
+#include "store/dialect.hpp"
+#include "store/soci_store.hpp"
+#include "store/store.hpp"
+#include "base/util.hpp"
+
+using namespace notesd;
+
+namespace {
+
+struct ServerFixture {
+    std::string dir;
+    std::string conn;
+    DbTarget target;
+    std::unique_ptr<Store> store;
+
+    ServerFixture() {
+        const char* env = std::getenv("NOTESD_TEST_DB");
+        if (env && *env) {
+            conn = env;
+        } else {
+            std::string tmpl = "/tmp/notesd-store-server-XXXXXX";
+            if (!mkdtemp(&tmpl[0])) throw std::runtime_error("mkdtemp failed");
+            dir = tmpl;
+            conn = "sqlite3://db=" + dir + "/test.db";
+        }
+        target = parse_connection_string(conn);
+        store = open_store(conn);
+        store->migrate();
+    }
+    ~ServerFixture() {
+        store.reset();
+        if (dir.empty()) return;
+        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
+                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
+            std::remove((dir + f).c_str());
+        rmdir(dir.c_str());
+    }
+    bool server() const { return target.backend != Backend::Sqlite; }
+    /// A connection of our own to the same database, beside the store's.
+    std::unique_ptr<soci::session> raw() const {
+        return std::make_unique<soci::session>(make_dialect(target.backend)->factory(),
+                                               target.soci_params);
+    }
+    /// Ids of the other connections to this database (MySQL thread ids, PostgreSQL pids).
+    std::set<long long> other_connections(soci::session& s) const {
+        const std::string q =
+            target.backend == Backend::MySql
+                ? "SELECT CAST(ID AS SIGNED) FROM information_schema.PROCESSLIST WHERE "
+                  "ID <> CONNECTION_ID() AND DB = DATABASE()"
+                : "SELECT CAST(pid AS BIGINT) FROM pg_stat_activity WHERE "
+                  "datname = current_database() AND pid <> pg_backend_pid()";
+        std::set<long long> out;
+        soci::rowset<long long> rs = s.prepare << q;
+        for (long long id : rs) out.insert(id);
+        return out;
+    }
+    void kill(soci::session& s, long long id) const {
+        if (target.backend == Backend::MySql)
+            s << "KILL CONNECTION " + std::to_string(id);
+        else
+            s << "SELECT pg_terminate_backend(CAST(" + std::to_string(id) + " AS INTEGER))";
+    }
+};
+
+NoteInput plain_note(const std::string& title) {
+    NoteInput n;
+    n.id = new_uuid();
+    n.title = title;
+    n.snippet = "s";
+    n.content = "c";
+    n.created_us = n.updated_us = 5;
+    return n;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(store)
+
+// Names compare byte by byte on every backend: no case folding, no trailing-space padding
+// (MariaDB's utf8mb4_bin pads), no normalisation.
+BOOST_FIXTURE_TEST_CASE(names_compare_bytewise, ServerFixture) {
+    const std::string base = "Pad-" + new_uuid().substr(0, 8);
+    const std::vector<std::string> names = {base, base + " ", "pad-" + base.substr(4),
+                                            base + "-Stra\xC3\x9F" "e", base + "-STRASSE",
+                                            base + "-\xC3\xA9", base + "-e\xCC\x81"};
+    std::set<long long> ids;
+    for (const std::string& n : names) ids.insert(store->add_user(n, 1));
+    BOOST_CHECK_EQUAL(ids.size(), names.size());
+    for (const std::string& n : names) {
+        const auto u = store->find_user(n);
+        BOOST_REQUIRE(u);
+        BOOST_CHECK_EQUAL(u->name, n);
+    }
+    BOOST_CHECK(!store->find_user(base + "  "));
+}
+
+// A writer waiting for another connection's row lock longer than the busy timeout gets a
+// StoreUnavailable quickly, and the same store works once the lock is gone.
+BOOST_FIXTURE_TEST_CASE(lock_wait_is_unavailable, ServerFixture) {
+    if (!server()) return;
+    const long long u = store->add_user("lock-" + new_uuid().substr(0, 8), 1);
+    auto waiter = open_store(conn, 1000);
+    auto holder = raw();
+    *holder << (target.backend == Backend::MySql ? "START TRANSACTION" : "BEGIN");
+    *holder << "SELECT id FROM users WHERE id = " + std::to_string(u) + " FOR UPDATE";
+    const auto t0 = std::chrono::steady_clock::now();
+    NoteInput secret = plain_note("secret-title-value");
+    try {
+        waiter->write_batch(u, {}, {secret});
+        BOOST_ERROR("write_batch succeeded without the lock");
+    } catch (const StoreUnavailable& e) {
+        const std::string msg = e.what();
+        BOOST_CHECK(msg.find("secret-title-value") == std::string::npos);
+        BOOST_CHECK(msg.find("SELECT") == std::string::npos);
+        BOOST_TEST_MESSAGE("lock wait message: " << msg);
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    BOOST_CHECK_LT(waited, 5.0);
+    *holder << "ROLLBACK";
+    BOOST_CHECK(waiter->write_batch(u, {}, {secret})[0] == WriteOutcome::Inserted);
+    BOOST_CHECK_EQUAL(waiter->count_notes(u, {}), 1);
+}
+
+// A store whose connection was killed answers StoreUnavailable once (never replaying the
+// write), then reconnects with freshly prepared statements on the next call.
+BOOST_FIXTURE_TEST_CASE(killed_connection_reconnects, ServerFixture) {
+    if (!server()) return;
+    const long long u = store->add_user("kill-" + new_uuid().substr(0, 8), 1);
+    const std::string hash = sha256_hex(new_uuid());
+    store->add_token(u, hash, "p", "", 1);
+    auto admin = raw();
+    const std::set<long long> before = other_connections(*admin);
+    auto victim = open_store(conn);
+    BOOST_REQUIRE(victim->find_token(hash));  // prepares the read statements
+    BOOST_REQUIRE(victim->write_batch(u, {}, {plain_note("first")})[0] == WriteOutcome::Inserted);
+    std::set<long long> mine;
+    for (long long id : other_connections(*admin))
+        if (!before.count(id)) mine.insert(id);
+    BOOST_REQUIRE_EQUAL(mine.size(), 1u);
+    kill(*admin, *mine.begin());
+    // The kill is asynchronous on both servers: wait until the connection is gone.
+    for (int i = 0; i < 50 && other_connections(*admin).count(*mine.begin()); ++i) usleep(20000);
+
+    try {
+        victim->write_batch(u, {}, {plain_note("second")});
+        BOOST_ERROR("write_batch succeeded on a killed connection");
+    } catch (const StoreUnavailable& e) {
+        BOOST_TEST_MESSAGE("killed connection: " << e.what());
+    }
+    BOOST_CHECK_EQUAL(store->count_notes(u, {}), 1);  // the failed write did not happen
+    const auto p = victim->find_token(hash);
+    BOOST_REQUIRE(p);
+    BOOST_CHECK_EQUAL(p->user_id, u);
+    BOOST_CHECK(victim->write_batch(u, {}, {plain_note("third")})[0] == WriteOutcome::Inserted);
+    BOOST_CHECK_EQUAL(victim->list_notes(u, {}, OrderBy::UpdatedAt, std::nullopt, 10, false).size(),
+                      2u);
+}
+
+// A server that cannot be reached at all is a StoreUnavailable (a 503), not an error.
+BOOST_AUTO_TEST_CASE(unreachable_server_is_unavailable) {
+    BOOST_CHECK_THROW(open_store("mysql://db=x user=x unix_socket=/nonexistent/notesd.sock"),
+                      StoreUnavailable);
+    BOOST_CHECK_THROW(open_store("postgresql://dbname=x user=x host=/nonexistent port=1"),
+                      StoreUnavailable);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
