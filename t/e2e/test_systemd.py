@@ -104,7 +104,7 @@ class SystemdUnits(unittest.TestCase):
         self.assertEqual(d["ListenStream"], ["/run/notesd/notesd.sock"])
         self.assertEqual(d["SocketMode"], ["0660"])
         self.assertEqual(d["SocketGroup"], ["www-data"])
-        with open(os.path.join(SRCDIR, "src", "config.hpp")) as f:
+        with open(os.path.join(SRCDIR, "src", "base", "config.hpp")) as f:
             self.assertIn('"/run/notesd/notesd.sock"', f.read())
 
     def test_service_is_hardened(self):
