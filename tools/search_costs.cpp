@@ -44,10 +44,11 @@ double us_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-// Forwards every call to the real store; the search path's calls also add to `costs`.
-class CountingStore : public Store {
+// Forwards every call of the search endpoint to the real store; the search path's calls also
+// add to `costs`.
+class CountingStore : public SearchStore {
 public:
-    explicit CountingStore(Store& s) : s_(s) {}
+    explicit CountingStore(SearchStore& s) : s_(s) {}
     Costs costs;
 
 private:
@@ -76,7 +77,7 @@ public:
                                                                 int lim) override {
         return timed("prefix_terms", [&] { return s_.prefix_terms(u, p, lim); });
     }
-    using Store::term_postings;
+    using SearchIndex::term_postings;
     std::vector<TermPosting> term_postings(long long u, const std::string& t, const SearchFilter& f,
                                            int lim, bool with_positions) override {
         // the time-bounded reads of fill_open_counts are the windows
@@ -96,19 +97,6 @@ public:
         return timed("notes_by_ids", [&] { return s_.notes_by_ids(u, ids, content); });
     }
 
-    std::optional<Principal> find_token(const std::string& h) override { return s_.find_token(h); }
-    long long count_notes(long long u, const NoteFilter& f) override { return s_.count_notes(u, f); }
-    std::vector<NoteItem> list_notes(long long u, const NoteFilter& f, OrderBy o,
-                                     const std::optional<PageKey>& a, int lim, bool c) override {
-        return s_.list_notes(u, f, o, a, lim, c);
-    }
-    long long count_collections(long long u, const CollectionFilter& f) override {
-        return s_.count_collections(u, f);
-    }
-    std::vector<CollectionItem> list_collections(long long u, const CollectionFilter& f, OrderBy o,
-                                                 const std::optional<PageKey>& a, int lim) override {
-        return s_.list_collections(u, f, o, a, lim);
-    }
     void save_snapshot(const SnapshotRecord& r) override { s_.save_snapshot(r); }
     std::optional<SnapshotRecord> find_snapshot(long long u, const std::string& id, long long now) override {
         return s_.find_snapshot(u, id, now);
@@ -116,25 +104,9 @@ public:
     int purge_snapshots(long long now, int max_rows) override { return s_.purge_snapshots(now, max_rows); }
     void begin_read() override { s_.begin_read(); }
     void end_read() noexcept override { s_.end_read(); }
-    void migrate() override { s_.migrate(); }
-    int schema_version() override { return s_.schema_version(); }
-    long long add_user(const std::string& n, long long now) override { return s_.add_user(n, now); }
-    std::optional<UserInfo> find_user(const std::string& n) override { return s_.find_user(n); }
-    std::vector<UserInfo> list_users() override { return s_.list_users(); }
-    long long add_token(long long u, const std::string& h, const std::string& p, const std::string& l,
-                        long long now) override {
-        return s_.add_token(u, h, p, l, now);
-    }
-    std::vector<TokenInfo> list_tokens(long long u) override { return s_.list_tokens(u); }
-    bool revoke_token(long long t, long long now) override { return s_.revoke_token(t, now); }
-    std::vector<WriteOutcome> write_batch(long long u, const std::vector<CollectionInput>& c,
-                                          const std::vector<NoteInput>& n) override {
-        return s_.write_batch(u, c, n);
-    }
-    bool delete_note(long long u, const std::string& id) override { return s_.delete_note(u, id); }
 
 private:
-    Store& s_;
+    SearchStore& s_;
 };
 
 // A line of a tools/bench.py request file (METHOD TAB TOKEN TAB PATH TAB JSON) or a bare query.
@@ -184,7 +156,7 @@ int main(int argc, char** argv) {
     }
     std::unique_ptr<Store> real = open_store(argv[1]);
     CountingStore store(*real);
-    const std::optional<UserInfo> user = store.find_user(argv[2]);
+    const std::optional<UserInfo> user = real->find_user(argv[2]);
     if (!user) {
         std::cerr << "no user " << argv[2] << "\n";
         return 2;

@@ -38,9 +38,9 @@ std::string bearer_token(std::string_view h) {
 
 std::string token_hash(std::string_view token) { return sha256_hex(token); }
 
-Principal authenticate(std::string_view authorization, Store& store) {
+Principal authenticate(std::string_view authorization, TokenLookup& tokens) {
     std::string token = bearer_token(authorization);
-    if (auto p = store.find_token(token_hash(token))) return *p;
+    if (auto p = tokens.find_token(token_hash(token))) return *p;
     throw not_authorized("the bearer token is not valid", true);
 }
 

@@ -7,13 +7,13 @@
 
 namespace notesd {
 
-class Store;
+class TokenLookup;
 
 /// The token in an `Authorization: Bearer <token>` header value (scheme case-insensitive).
 /// Throws ApiError 401 NOT_AUTHORIZED (with WWW-Authenticate) when missing or malformed.
 std::string bearer_token(std::string_view authorization);
 /// Looks the token's hash up; throws 401 for unknown or revoked tokens.
-Principal authenticate(std::string_view authorization, Store& store);
+Principal authenticate(std::string_view authorization, TokenLookup& tokens);
 /// The stored form of a token (the raw token is never stored).
 std::string token_hash(std::string_view token);
 

@@ -34,12 +34,6 @@ ApiError invalid_cursor();
 /// 503 UNAVAILABLE with Retry-After.
 ApiError unavailable(const std::string& message, int retry_after_seconds = 1);
 
-/// Thrown by the store when the database is unreachable, busy or timed out (maps to 503).
-class StoreUnavailable : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
 /// Adds the headers every API response carries (content type, no-store, nosniff, X-Request-Id).
 void add_standard_headers(HttpResponse& r, const std::string& request_id);
 

@@ -240,16 +240,16 @@ DemoData build_demo(long long user_id, int notes, unsigned seed) {
     return data;
 }
 
-void generate_demo(Store& store, long long user_id, int notes, unsigned seed) {
+void generate_demo(NoteWriter& writer, long long user_id, int notes, unsigned seed) {
     DemoData data = build_demo(user_id, notes, seed);
     constexpr std::size_t kBatch = 200;
     for (std::size_t i = 0; i < data.notes.size() || i == 0; i += kBatch) {
         std::vector<NoteInput> batch(data.notes.begin() + static_cast<long>(i),
                                      data.notes.begin() + static_cast<long>(std::min(i + kBatch, data.notes.size())));
-        store.write_batch(user_id, i == 0 ? data.collections : std::vector<CollectionInput>{}, batch);
+        writer.write_batch(user_id, i == 0 ? data.collections : std::vector<CollectionInput>{}, batch);
         if (data.notes.empty()) break;
     }
-    store.pack_postings(user_id);
+    writer.pack_postings(user_id);
 }
 
 }  // namespace notesd

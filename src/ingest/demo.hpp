@@ -16,6 +16,6 @@ struct DemoData {
 /// The same (user_id, notes, seed) always gives the same data, byte for byte.
 DemoData build_demo(long long user_id, int notes = 1200, unsigned seed = 1);
 /// Writes build_demo's data in batches of 200; re-running it changes nothing.
-void generate_demo(Store& store, long long user_id, int notes = 1200, unsigned seed = 1);
+void generate_demo(NoteWriter& writer, long long user_id, int notes = 1200, unsigned seed = 1);
 
 }  // namespace notesd

@@ -89,9 +89,9 @@ private:
 // that every note's collection exists as soon as the note does.
 class BatchWriter {
 public:
-    BatchWriter(Store& store, long long user_id, const ImportOptions& opt, ImportReport& report,
+    BatchWriter(NoteWriter& writer, long long user_id, const ImportOptions& opt, ImportReport& report,
                 std::vector<CollectionInput> collections, std::size_t total)
-        : store_(store), user_id_(user_id), batch_(std::max<std::size_t>(1, opt.batch_size)),
+        : writer_(writer), user_id_(user_id), batch_(std::max<std::size_t>(1, opt.batch_size)),
           report_(report), collections_(std::move(collections)), progress_(opt.progress, total) {}
 
     void add(NoteInput note) {
@@ -101,7 +101,7 @@ public:
 
     void flush() {
         if (notes_.empty() && collections_.empty()) return;
-        std::vector<WriteOutcome> out = store_.write_batch(user_id_, collections_, notes_);
+        std::vector<WriteOutcome> out = writer_.write_batch(user_id_, collections_, notes_);
         if (out.size() < notes_.size()) throw std::runtime_error("store returned too few outcomes");
         // Outcomes are per note; a store that also reports collections puts them first.
         for (std::size_t i = out.size() - notes_.size(); i < out.size(); ++i) {
@@ -116,7 +116,7 @@ public:
     }
 
 private:
-    Store& store_;
+    NoteWriter& writer_;
     long long user_id_;
     std::size_t batch_;
     ImportReport& report_;
@@ -265,7 +265,7 @@ std::optional<MdSource> scan_markdown(const fs::path& file, const fs::path& root
     return src;
 }
 
-ImportReport import_folder(Store& store, long long user_id, const fs::path& root,
+ImportReport import_folder(NoteWriter& store, long long user_id, const fs::path& root,
                            const ImportOptions& opt) {
     ImportReport report;
     fs::path canonical = fs::weakly_canonical(root);
@@ -397,7 +397,7 @@ std::string json_error(const std::string& errs) {
     return "invalid JSON" + (detail.empty() ? std::string() : " (" + detail + ")");
 }
 
-ImportReport import_jsonl(Store& store, long long user_id, const fs::path& file,
+ImportReport import_jsonl(NoteWriter& store, long long user_id, const fs::path& file,
                           const ImportOptions& opt) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + file.string() + ": " + std::strerror(errno));
@@ -457,7 +457,7 @@ ImportReport import_jsonl(Store& store, long long user_id, const fs::path& file,
 
 }  // namespace
 
-ImportReport import_path(Store& store, long long user_id, const std::string& path,
+ImportReport import_path(NoteWriter& store, long long user_id, const std::string& path,
                          ImportOptions options) {
     std::error_code ec;
     fs::file_status st = fs::status(path, ec);

@@ -1,5 +1,5 @@
 // Import of a folder of markdown files (front matter, folders as collections) or of a JSON
-// Lines file of Mem-shaped notes and collections, written through Store::write_batch.
+// Lines file of Mem-shaped notes and collections, written through NoteWriter::write_batch.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -38,7 +38,7 @@ struct ImportReport {
 /// Imports a folder of .md files (recursively) or a .jsonl file for the user. Throws
 /// std::runtime_error when PATH itself cannot be used, and rethrows store failures (the
 /// batches already written stay consistent; a re-run completes the import).
-ImportReport import_path(Store& store, long long user_id, const std::string& path,
+ImportReport import_path(NoteWriter& store, long long user_id, const std::string& path,
                          ImportOptions options = {});
 
 /// "imported N notes (I new, U updated, S unchanged), C collections, E errors"

@@ -8,7 +8,7 @@
 #include <unordered_set>
 
 #include "ingest/markdown.hpp"
-#include "store/store.hpp"
+#include "index/search_index.hpp"
 #include "search/text.hpp"
 #include "base/util.hpp"
 #include "search/word_scan.hpp"
@@ -21,16 +21,16 @@ constexpr std::size_t kSnippetWindowWords = 24;
 constexpr std::size_t kSnippetScanWords = 4000;  // bounds the work per result
 constexpr std::size_t kSnippetLeadWords = 3;     // context kept before the first match
 
-QueryStats gather_stats(Store& store, long long user_id, const ParsedQuery& query) {
+QueryStats gather_stats(SearchIndex& index, long long user_id, const ParsedQuery& query) {
     QueryStats stats;
-    const SearchCorpus corpus = store.search_corpus(user_id);
+    const SearchCorpus corpus = index.search_corpus(user_id);
     stats.corpus = CorpusStats{corpus.notes, corpus.title_tokens, corpus.body_tokens};
     std::vector<std::string> terms = query.lookup_terms();
-    std::vector<long long> dfs = store.term_dfs(user_id, terms);
+    std::vector<long long> dfs = index.term_dfs(user_id, terms);
     for (std::size_t i = 0; i < terms.size(); ++i) stats.df[terms[i]] = dfs[i];
     const std::string prefix = query.prefix();
     if (!prefix.empty()) {
-        for (auto& [term, df] : store.prefix_terms(user_id, prefix,
+        for (auto& [term, df] : index.prefix_terms(user_id, prefix,
                                                    static_cast<int>(kMaxPrefixExpansions))) {
             stats.df[term] = df;
             stats.expansions.push_back(term);
@@ -149,7 +149,7 @@ bool keyed_before(const Keyed& a, const Keyed& b) {
 // the note is gone). Few open terms: their postings rows are looked up by the candidates' keys
 // (positions included, so phrases and proximity are decided too); only candidates still open
 // after that, or a batch with many open terms, have their stored terms read.
-void resolve_batch(Store& store, long long user_id, const Ranker& ranker,
+void resolve_batch(SearchIndex& index, long long user_id, const Ranker& ranker,
                    std::vector<Candidate>& cands, const std::vector<std::size_t>& batch,
                    std::vector<std::optional<double>>& scores) {
     std::vector<Candidate> group;
@@ -159,7 +159,7 @@ void resolve_batch(Store& store, long long user_id, const Ranker& ranker,
         std::vector<PostingNote> notes;
         for (const Candidate& g : group) notes.push_back(PostingNote{g.updated_us, g.uid_hi, g.uid_lo});
         for (const Ranker::OpenTerm& o : open)
-            ranker.add_counts(group, o.term, store.postings_at(user_id, o.term, notes), true);
+            ranker.add_counts(group, o.term, index.postings_at(user_id, o.term, notes), true);
     }
     std::vector<std::string> ids;
     std::unordered_map<std::string, std::size_t> which;
@@ -173,7 +173,7 @@ void resolve_batch(Store& store, long long user_id, const Ranker& ranker,
         which.emplace(ids.back(), batch[k]);
     }
     if (!ids.empty())
-        for (const IndexedNote& n : store.indexed_notes(user_id, ids))
+        for (const IndexedNote& n : index.indexed_notes(user_id, ids))
             scores[which.at(n.id)] = ranker.score(n.title_terms, n.body_terms);
     for (std::size_t k = 0; k < group.size(); ++k) cands[batch[k]] = std::move(group[k]);
 }
@@ -182,7 +182,7 @@ void resolve_batch(Store& store, long long user_id, const Ranker& ranker,
 // or an upper bound); the walk stops once the limit-th best exact score ranks before the next
 // estimate, since no later candidate can then enter. Open candidates are resolved a batch at a
 // time (resolve_batch), only when visited: most term queries resolve none.
-std::vector<std::string> best_exact(Store& store, long long user_id, const Ranker& ranker,
+std::vector<std::string> best_exact(SearchIndex& index, long long user_id, const Ranker& ranker,
                                     std::vector<Candidate>& cands, std::size_t limit) {
     std::vector<Keyed> order;
     std::vector<Estimate> est;
@@ -225,7 +225,7 @@ std::vector<std::string> best_exact(Store& store, long long user_id, const Ranke
                     fetched[d] = true;
                     batch.push_back(d);
                 }
-                resolve_batch(store, user_id, ranker, cands, batch, resolved);
+                resolve_batch(index, user_id, ranker, cands, batch, resolved);
             }
             score = resolved[c];
         }
@@ -270,7 +270,7 @@ double window_share(const std::vector<RetrievalUnit>& plan,
 // candidates one by one: a stored-terms read or a key lookup costs as much as decoding
 // kWindowPerCandidate postings. A scan stops at its limit, short of some candidates, which
 // best_exact then resolves by key anyway.
-void fill_open_counts(Store& store, long long user_id, const SearchFilter& filter,
+void fill_open_counts(SearchIndex& index, long long user_id, const SearchFilter& filter,
                       const Ranker& ranker, const std::vector<RetrievalUnit>& plan,
                       const std::vector<std::vector<Posting>>& postings,
                       std::vector<Candidate>& cands) {
@@ -297,7 +297,7 @@ void fill_open_counts(Store& store, long long user_id, const SearchFilter& filte
         }
         if (!next) return;
         tried.insert(next->term);
-        const std::vector<Posting> more = store.term_postings(user_id, next->term, window,
+        const std::vector<Posting> more = index.term_postings(user_id, next->term, window,
                                                               static_cast<int>(next_limit),
                                                               ranker.needs_positions());
         spent += static_cast<long long>(more.size());
@@ -307,10 +307,10 @@ void fill_open_counts(Store& store, long long user_id, const SearchFilter& filte
 
 }  // namespace
 
-std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const ParsedQuery& query,
+std::vector<std::string> ranked_note_ids(SearchIndex& index, long long user_id, const ParsedQuery& query,
                                          const SearchFilter& filter) {
     if (query.empty()) return {};
-    Ranker ranker(query, gather_stats(store, user_id, query));
+    Ranker ranker(query, gather_stats(index, user_id, query));
     const std::vector<RetrievalUnit> plan = ranker.retrieval_plan(kPostingBudget);
     // With one unit every posting gets the same pre-score, so the candidates are the first
     // kMaxCandidates postings in the store's order (updated desc, id desc), which is exactly
@@ -329,15 +329,15 @@ std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const 
             continue;
         }
         fetched.emplace(unit.term, postings.size());
-        postings.push_back(store.term_postings(user_id, unit.term, filter,
+        postings.push_back(index.term_postings(user_id, unit.term, filter,
                                                static_cast<int>(fetch_limit),
                                                ranker.needs_positions()));
         complete.push_back(static_cast<long long>(postings.back().size()) < fetch_limit);
     }
     std::vector<Candidate> candidates =
         ranker.bound_candidates(plan, postings, complete, kMaxCandidates);
-    fill_open_counts(store, user_id, filter, ranker, plan, postings, candidates);
-    return best_exact(store, user_id, ranker, candidates, kSnapshotSize);
+    fill_open_counts(index, user_id, filter, ranker, plan, postings, candidates);
+    return best_exact(index, user_id, ranker, candidates, kSnapshotSize);
 }
 
 SnippetMaker::SnippetMaker(const ParsedQuery& query)

@@ -12,7 +12,7 @@
 
 namespace notesd {
 
-class Store;
+class SearchIndex;
 
 constexpr std::size_t kSnapshotSize = 100;       ///< results captured per search (contract)
 constexpr long long kPostingBudget = 20000;      ///< postings fetched per query term at most
@@ -20,7 +20,7 @@ constexpr std::size_t kMaxCandidates = 500;      ///< notes scored per query at 
 
 /// The ids of at most kSnapshotSize notes of the user matching `query` and `filter`, best first
 /// (score desc, updated_at desc, id desc). Work is bounded by the two constants above.
-std::vector<std::string> ranked_note_ids(Store& store, long long user_id, const ParsedQuery& query,
+std::vector<std::string> ranked_note_ids(SearchIndex& index, long long user_id, const ParsedQuery& query,
                                          const SearchFilter& filter);
 
 class WordMatcher;

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "api/errors.hpp"
 #include "store/soci_store.hpp"
 #include "store/sqlite_direct.hpp"
 #include "store/sqlite_packed.hpp"

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "api/errors.hpp"
 #include "store/soci_stmt.hpp"
 #include "base/util.hpp"
 

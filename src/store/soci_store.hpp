@@ -47,7 +47,7 @@ public:
     std::vector<std::pair<std::string, long long>> prefix_terms(long long user_id,
                                                                 const std::string& prefix,
                                                                 int limit) override;
-    using Store::term_postings;
+    using SearchIndex::term_postings;
     std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
                                            const SearchFilter& f, int limit,
                                            bool with_positions) override;

@@ -1,25 +1,40 @@
-// The storage interface in domain terms. Handlers and the admin tool see only this.
+// The storage interfaces in domain terms, split by role, so each consumer (and each test fake)
+// sees only what it uses:
+//  - NoteReader: counts and keyset pages of notes and collections (the list endpoints).
+//  - TokenLookup: the principal of a bearer token (api/auth).
+//  - SearchIndex (index/search_index.hpp): statistics, terms, postings and stored index fields
+//    of the search (search/); SearchSnapshots (index/snapshots.hpp): a search's ranked ids.
+//  - HitReader: the current list items of a page of search results.
+//  - ReadViews / ReadScope: one consistent view over several reads (SQLite: a read transaction).
+//  - SearchStore: the four above together, what the search endpoint uses.
+//  - NoteWriter: batch upsert, delete and index upkeep (ingest: import, demo; notesctl).
+//  - Admin: schema, users and tokens (notesctl).
+//  - Housekeeping: work a worker runs after a response instead of during a request.
+// Store is all of them; SociStore (soci_store.hpp) implements it for every backend, and
+// open_store makes one. The owner of a Store (api/app.cpp, notesctl) hands out the roles.
+// Every read takes the user id and sees only that user's rows.
 #pragma once
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "base/model.hpp"
+#include "index/search_index.hpp"
+#include "index/snapshots.hpp"
 
 namespace notesd {
 
-/// Most notes one Store::postings_at call takes.
-constexpr std::size_t kPostingsAtMax = 32;
-
-class Store {
+/// Thrown by the store when the database is unreachable, busy or timed out (maps to 503).
+class StoreUnavailable : public std::runtime_error {
 public:
-    virtual ~Store() = default;
+    using std::runtime_error::runtime_error;
+};
 
-    // --- request path (every read is scoped to user_id) ---
-    /// The principal owning an unrevoked token with this SHA-256 hex hash.
-    virtual std::optional<Principal> find_token(const std::string& token_hash) = 0;
+class NoteReader {
+public:
+    virtual ~NoteReader() = default;
     virtual long long count_notes(long long user_id, const NoteFilter& f) = 0;
     /// Up to `limit` notes after `after`, ordered by (order_by value, id) descending.
     virtual std::vector<NoteItem> list_notes(long long user_id, const NoteFilter& f, OrderBy order,
@@ -30,69 +45,53 @@ public:
                                                          const CollectionFilter& f, OrderBy order,
                                                          const std::optional<PageKey>& after,
                                                          int limit) = 0;
+};
 
-    // --- search (contract section 5); terms are the output of text.hpp's analysis ---
-    virtual SearchCorpus search_corpus(long long user_id) = 0;
-    /// Document frequency among the user's notes of each term (same order; 0 when absent).
-    virtual std::vector<long long> term_dfs(long long user_id, const std::vector<std::string>& terms) = 0;
-    /// Stored terms of the user starting with `prefix` (bytewise), by df desc then term asc.
-    virtual std::vector<std::pair<std::string, long long>> prefix_terms(long long user_id,
-                                                                        const std::string& prefix,
-                                                                        int limit) = 0;
-    /// Notes of the user containing `term` (title or body) and matching `f`, most recently
-    /// updated first (updated_us desc, id desc), at most `limit`. Without with_positions the
-    /// positions may be left empty (for a query that scores no phrase or proximity).
-    virtual std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
-                                                   const SearchFilter& f, int limit,
-                                                   bool with_positions) = 0;
-    std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
-                                           const SearchFilter& f, int limit) {
-        return term_postings(user_id, term, f, limit, true);
-    }
-    /// Postings of `term` of these notes of the user (at most kPostingsAtMax), looked up by
-    /// their full key, any order. A note without the term has no row; so has a listed key that
-    /// is no longer a note's (it was updated or deleted since).
-    virtual std::vector<TermPosting> postings_at(long long user_id, const std::string& term,
-                                                 const std::vector<PostingNote>& notes) = 0;
-    /// The index fields of these notes of the user (any order; unknown ids are left out).
-    virtual std::vector<IndexedNote> indexed_notes(long long user_id,
-                                                   const std::vector<std::string>& ids) = 0;
+class TokenLookup {
+public:
+    virtual ~TokenLookup() = default;
+    /// The principal owning an unrevoked token with this SHA-256 hex hash.
+    virtual std::optional<Principal> find_token(const std::string& token_hash) = 0;
+};
+
+class HitReader {
+public:
+    virtual ~HitReader() = default;
     /// Current list items (and plain text) of these notes of the user, in the order of `ids`;
     /// deleted notes are left out.
     virtual std::vector<SearchHit> notes_by_ids(long long user_id, const std::vector<std::string>& ids,
                                                 bool with_content) = 0;
-    virtual void save_snapshot(const SnapshotRecord& s) = 0;
-    /// The user's unexpired snapshot with this id, or nullopt (unknown, expired and foreign alike).
-    virtual std::optional<SnapshotRecord> find_snapshot(long long user_id, const std::string& id,
-                                                        long long now_us) = 0;
-    /// Deletes at most `max_rows` expired snapshots; returns how many.
-    virtual int purge_snapshots(long long now_us, int max_rows) = 0;
+};
 
+class ReadViews {
+public:
+    virtual ~ReadViews() = default;
     /// A read-only view shared by the reads that follow, until end_read (use ReadScope): SQLite
     /// runs them in one read transaction, so they see one state of the database and take its
     /// shared lock once instead of per statement; the server backends do nothing. No write may
     /// happen in between.
     virtual void begin_read() {}
     virtual void end_read() noexcept {}
+};
 
-    /// For a process that calls housekeeping() between requests (a notesd worker): work that
-    /// need not delay a response is left for it (SQLite: WAL checkpoints). Others never call it.
-    virtual void defer_housekeeping() {}
-    /// That deferred work, after a response is sent; never throws.
-    virtual void housekeeping() noexcept {}
+/// ReadViews::begin_read for one scope.
+class ReadScope {
+public:
+    explicit ReadScope(ReadViews& v) : v_(v) { v_.begin_read(); }
+    ~ReadScope() { v_.end_read(); }
+    ReadScope(const ReadScope&) = delete;
+    ReadScope& operator=(const ReadScope&) = delete;
 
-    // --- administration (notesctl) ---
-    virtual void migrate() = 0;
-    virtual int schema_version() = 0;
-    virtual long long add_user(const std::string& name, long long now_us) = 0;
-    virtual std::optional<UserInfo> find_user(const std::string& name_or_id) = 0;
-    virtual std::vector<UserInfo> list_users() = 0;
-    virtual long long add_token(long long user_id, const std::string& token_hash,
-                                const std::string& prefix, const std::string& label,
-                                long long now_us) = 0;
-    virtual std::vector<TokenInfo> list_tokens(long long user_id) = 0;
-    /// false when no such token exists
-    virtual bool revoke_token(long long token_id, long long now_us) = 0;
+private:
+    ReadViews& v_;
+};
+
+/// What the search endpoint reads and writes.
+class SearchStore : public SearchIndex, public SearchSnapshots, public HitReader, public ReadViews {};
+
+class NoteWriter {
+public:
+    virtual ~NoteWriter() = default;
     /// Inserts or updates (by user and uuid) in one transaction; keeps note_count consistent.
     virtual std::vector<WriteOutcome> write_batch(long long user_id,
                                                   const std::vector<CollectionInput>& collections,
@@ -105,17 +104,39 @@ public:
     virtual long long pack_postings(long long /*user_id*/) { return 0; }
 };
 
-/// Store::begin_read for one scope.
-class ReadScope {
+class Admin {
 public:
-    explicit ReadScope(Store& s) : s_(s) { s_.begin_read(); }
-    ~ReadScope() { s_.end_read(); }
-    ReadScope(const ReadScope&) = delete;
-    ReadScope& operator=(const ReadScope&) = delete;
-
-private:
-    Store& s_;
+    virtual ~Admin() = default;
+    virtual void migrate() = 0;
+    virtual int schema_version() = 0;
+    virtual long long add_user(const std::string& name, long long now_us) = 0;
+    virtual std::optional<UserInfo> find_user(const std::string& name_or_id) = 0;
+    virtual std::vector<UserInfo> list_users() = 0;
+    virtual long long add_token(long long user_id, const std::string& token_hash,
+                                const std::string& prefix, const std::string& label,
+                                long long now_us) = 0;
+    virtual std::vector<TokenInfo> list_tokens(long long user_id) = 0;
+    /// false when no such token exists
+    virtual bool revoke_token(long long token_id, long long now_us) = 0;
 };
+
+class Housekeeping {
+public:
+    virtual ~Housekeeping() = default;
+    /// For a process that calls housekeeping() between requests (a notesd worker): work that
+    /// need not delay a response is left for it (SQLite: WAL checkpoints). Others never call it.
+    virtual void defer_housekeeping() {}
+    /// That deferred work, after a response is sent; never throws.
+    virtual void housekeeping() noexcept {}
+};
+
+/// Every role of one database connection.
+class Store : public NoteReader,
+              public TokenLookup,
+              public SearchStore,
+              public NoteWriter,
+              public Admin,
+              public Housekeeping {};
 
 /// Opens a store from a SOCI connection string ("sqlite3://db=/path", "mysql://...",
 /// "postgresql://..."). Throws std::runtime_error with a readable message on failure.

@@ -137,8 +137,9 @@ public:
         handler_ = it->second.second;
     }
 
-    int run(Store& store) {
-        store_ = &store;
+    int run(Admin& admin, NoteWriter& writer) {
+        admin_ = &admin;
+        writer_ = &writer;
         if (cmd_ != "migrate") require_schema();
         return (this->*handler_)();
     }
@@ -149,20 +150,20 @@ private:
 
     void require_schema() {
         int version = 0;
-        try { version = store_->schema_version(); } catch (const std::exception&) { version = 0; }
+        try { version = admin_->schema_version(); } catch (const std::exception&) { version = 0; }
         if (version == 0)
             throw std::runtime_error("the database has no schema yet; run 'notesctl migrate' first");
     }
 
     UserInfo user(const std::string& name_or_id) {
-        std::optional<UserInfo> u = store_->find_user(name_or_id);
+        std::optional<UserInfo> u = admin_->find_user(name_or_id);
         if (!u) throw std::runtime_error("no such user: " + name_or_id);
         return *u;
     }
 
     int migrate() {
-        store_->migrate();
-        std::cout << "schema version " << store_->schema_version() << "\n";
+        admin_->migrate();
+        std::cout << "schema version " << admin_->schema_version() << "\n";
         return 0;
     }
 
@@ -173,8 +174,8 @@ private:
         for (char c : name)
             if (static_cast<unsigned char>(c) < 0x20 || c == ' ' || c == 0x7f)
                 throw UsageError("a user name must not contain spaces or control characters");
-        if (store_->find_user(name)) throw std::runtime_error("user '" + name + "' already exists");
-        long long id = store_->add_user(name, now_us());
+        if (admin_->find_user(name)) throw std::runtime_error("user '" + name + "' already exists");
+        long long id = admin_->add_user(name, now_us());
         std::cerr << "added user " << name << " (id " << id << ")\n";
         std::cout << id << "\n";
         return 0;
@@ -182,7 +183,7 @@ private:
 
     int user_list() {
         std::cout << pad("ID", 8) << pad("NAME", 24) << pad("CREATED", 28) << pad("NOTES", 9) << "COLLECTIONS\n";
-        for (const UserInfo& u : store_->list_users())
+        for (const UserInfo& u : admin_->list_users())
             std::cout << pad(std::to_string(u.id), 8) << pad(u.name, 24) << pad(format_time(u.created_us), 28)
                       << pad(std::to_string(u.note_count), 9) << u.collection_count << "\n";
         return 0;
@@ -195,7 +196,7 @@ private:
         // 256 random bits; only the SHA-256 and a recognisable prefix are stored.
         std::string token = "notesd_" + base64url_encode(random_bytes(32));
         std::string prefix = token.substr(0, 12);
-        long long id = store_->add_token(u.id, sha256_hex(token), prefix, label, now_us());
+        long long id = admin_->add_token(u.id, sha256_hex(token), prefix, label, now_us());
         std::cerr << "created token " << id << " for user " << u.name << " (id " << u.id << ")"
                   << (label.empty() ? "" : ", label '" + label + "'") << ", prefix " << prefix
                   << "\nthe token is shown only now; store it safely:\n";
@@ -207,7 +208,7 @@ private:
     int token_list() {
         UserInfo u = user(a_.words[2]);
         std::cout << pad("ID", 8) << pad("PREFIX", 16) << pad("CREATED", 28) << pad("REVOKED", 28) << "LABEL\n";
-        for (const TokenInfo& t : store_->list_tokens(u.id))
+        for (const TokenInfo& t : admin_->list_tokens(u.id))
             std::cout << pad(std::to_string(t.id), 8) << pad(t.prefix + "...", 16)
                       << pad(format_time(t.created_us), 28)
                       << pad(t.revoked_us ? format_time(*t.revoked_us) : "-", 28) << t.label << "\n";
@@ -218,7 +219,7 @@ private:
         const std::string& id = a_.words[2];
         if (id.empty() || id.size() > 18 || id.find_first_not_of("0123456789") != std::string::npos)
             throw UsageError("token revoke takes a numeric token id (see 'token list USER')");
-        if (!store_->revoke_token(std::stoll(id), now_us()))
+        if (!admin_->revoke_token(std::stoll(id), now_us()))
             throw std::runtime_error("no such token: " + id);
         std::cerr << "revoked token " << id << "\n";
         return 0;
@@ -229,7 +230,7 @@ private:
         ImportOptions opt;
         opt.progress = ::isatty(STDERR_FILENO) == 1;
         opt.batch_size = static_cast<std::size_t>(batch_);
-        ImportReport r = import_path(*store_, u.id, a_.words[2], opt);
+        ImportReport r = import_path(*writer_, u.id, a_.words[2], opt);
         for (const ImportIssue& issue : r.errors) std::cerr << "notesctl: " << format_issue(issue) << "\n";
         std::cout << format_summary(r) << "\n";
         return r.errors.empty() ? 0 : kExitError;
@@ -237,14 +238,14 @@ private:
 
     int demo() {
         UserInfo u = user(a_.words[1]);
-        generate_demo(*store_, u.id, demo_notes_);
+        generate_demo(*writer_, u.id, demo_notes_);
         std::cout << "generated " << demo_notes_ << " demo notes for user " << u.name << "\n";
         return 0;
     }
 
     int pack() {
         UserInfo u = user(a_.words[1]);
-        std::cout << "packed " << store_->pack_postings(u.id) << " postings blocks for user " << u.name
+        std::cout << "packed " << writer_->pack_postings(u.id) << " postings blocks for user " << u.name
                   << "\n";
         return 0;
     }
@@ -253,8 +254,8 @@ private:
         UserInfo u = user(a_.words[2]);
         std::optional<std::string> id = parse_uuid(a_.words[3]);
         if (!id) throw UsageError("NOTE_ID must be a UUID");
-        if (!store_->delete_note(u.id, *id)) throw std::runtime_error("user " + u.name + " has no note " + *id);
-        store_->pack_postings(u.id);
+        if (!writer_->delete_note(u.id, *id)) throw std::runtime_error("user " + u.name + " has no note " + *id);
+        writer_->pack_postings(u.id);
         std::cerr << "deleted note " << *id << "\n";
         return 0;
     }
@@ -264,7 +265,8 @@ private:
     int demo_notes_ = 1200;
     int batch_ = 1000;  // notes per transaction: bigger batches index much faster (sorted postings)
     int (Tool::*handler_)() = nullptr;
-    Store* store_ = nullptr;
+    Admin* admin_ = nullptr;
+    NoteWriter* writer_ = nullptr;
 };
 
 // Exception text from the database layer may carry SQL and bound values: keep the message only.
@@ -283,7 +285,7 @@ int run(int argc, char** argv) {
         Tool tool(args);
         tool.check();
         std::unique_ptr<Store> store = open_store_for_bulk(resolve_db(args));
-        return tool.run(*store);
+        return tool.run(*store, *store);
     } catch (const UsageError& e) {
         std::cerr << "notesctl: " << e.what() << "\n(see 'notesctl --help')\n";
         return kExitUsage;

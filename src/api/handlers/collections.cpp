@@ -7,14 +7,14 @@
 
 namespace notesd {
 
-HttpResponse list_collections(const HttpRequest& req, const Principal& who, Store& store,
+HttpResponse list_collections(const HttpRequest& req, const Principal& who, NoteReader& notes,
                               const CursorCodec& cursors) {
     const ListCollectionsCommand cmd = parse_list_collections(QueryArgs(req.query));
     const std::string scope = cmd.scope();
     const PageStart start = start_page(cmd.page, cursors, who.user_id, scope, [&] {
-        return store.count_collections(who.user_id, cmd.filter);
+        return notes.count_collections(who.user_id, cmd.filter);
     });
-    auto rows = store.list_collections(who.user_id, cmd.filter, cmd.order_by, start.after,
+    auto rows = notes.list_collections(who.user_id, cmd.filter, cmd.order_by, start.after,
                                        cmd.limit + 1);
     const auto next = finish_page(rows, cmd.limit, cmd.order_by, start.total, cursors, who.user_id, scope);
     HttpResponse r;

@@ -28,7 +28,7 @@ void require_json_content_type(const std::string& content_type) {
                        "the request body must be JSON sent as Content-Type: application/json");
 }
 
-SnapshotRecord new_snapshot(Store& store, const Principal& who, const ParsedQuery& query,
+SnapshotRecord new_snapshot(SearchStore& store, const Principal& who, const ParsedQuery& query,
                             const SearchCommand& cmd, const std::string& fingerprint,
                             const SearchSettings& settings) {
     SnapshotRecord rec;
@@ -51,7 +51,7 @@ SnapshotRecord new_snapshot(Store& store, const Principal& who, const ParsedQuer
 
 }  // namespace
 
-HttpResponse search_notes(const HttpRequest& req, const Principal& who, Store& store,
+HttpResponse search_notes(const HttpRequest& req, const Principal& who, SearchStore& store,
                           const SearchSettings& settings) {
     require_json_content_type(req.content_type);
     const Json::Value body = parse_json_object(req.body);

@@ -1,5 +1,5 @@
 // Import of markdown folders and JSON Lines (src/import.cpp, src/front_matter.cpp) against an
-// in-memory Store that checks what a database would: collections exist before their notes.
+// in-memory NoteWriter that checks what a database would: collections exist before their notes.
 #include <boost/test/unit_test.hpp>
 
 #include <sys/stat.h>
@@ -32,8 +32,8 @@ bool same_note(const NoteInput& a, const NoteInput& b) {
            a.collection_ids == b.collection_ids;
 }
 
-// Only what import needs; the request-path methods are never called here.
-class FakeStore : public Store {
+// The writer role import uses, over maps.
+class FakeWriter : public NoteWriter {
 public:
     std::map<std::string, NoteInput> notes;
     std::map<std::string, CollectionInput> collections;
@@ -68,44 +68,9 @@ public:
         return nullptr;
     }
 
-    std::optional<Principal> find_token(const std::string&) override { return std::nullopt; }
-    long long count_notes(long long, const NoteFilter&) override { return 0; }
-    std::vector<NoteItem> list_notes(long long, const NoteFilter&, OrderBy,
-                                     const std::optional<PageKey>&, int, bool) override { return {}; }
-    long long count_collections(long long, const CollectionFilter&) override { return 0; }
-    std::vector<CollectionItem> list_collections(long long, const CollectionFilter&, OrderBy,
-                                                 const std::optional<PageKey>&, int) override { return {}; }
-    void migrate() override {}
-    int schema_version() override { return 0; }
-    long long add_user(const std::string&, long long) override { return 0; }
-    std::optional<UserInfo> find_user(const std::string&) override { return std::nullopt; }
-    std::vector<UserInfo> list_users() override { return {}; }
-    long long add_token(long long, const std::string&, const std::string&, const std::string&,
-                        long long) override { return 0; }
-    std::vector<TokenInfo> list_tokens(long long) override { return {}; }
-    bool revoke_token(long long, long long) override { return false; }
-    bool delete_note(long long, const std::string&) override { return false; }
-    // The importer never searches: the search side of the interface is inert here.
-    SearchCorpus search_corpus(long long) override { return {}; }
-    std::vector<long long> term_dfs(long long, const std::vector<std::string>& t) override {
-        return std::vector<long long>(t.size(), 0);
+    bool delete_note(long long user, const std::string& id) override {
+        return notes.erase(std::to_string(user) + ":" + id) > 0;
     }
-    std::vector<std::pair<std::string, long long>> prefix_terms(long long, const std::string&, int) override {
-        return {};
-    }
-    std::vector<TermPosting> term_postings(long long, const std::string&, const SearchFilter&, int, bool) override {
-        return {};
-    }
-    std::vector<TermPosting> postings_at(long long, const std::string&, const std::vector<PostingNote>&) override {
-        return {};
-    }
-    std::vector<IndexedNote> indexed_notes(long long, const std::vector<std::string>&) override { return {}; }
-    std::vector<SearchHit> notes_by_ids(long long, const std::vector<std::string>&, bool) override { return {}; }
-    void save_snapshot(const SnapshotRecord&) override {}
-    std::optional<SnapshotRecord> find_snapshot(long long, const std::string&, long long) override {
-        return std::nullopt;
-    }
-    int purge_snapshots(long long, int) override { return 0; }
 };
 
 std::string source_dir() {
@@ -204,7 +169,7 @@ BOOST_AUTO_TEST_CASE(import_time_formats) {
 }
 
 BOOST_AUTO_TEST_CASE(markdown_folder_outcomes_and_report) {
-    FakeStore store;
+    FakeWriter store;
     std::string root = fixtures() + "/md";
     ImportReport r = import_path(store, 7, root);
     BOOST_CHECK_EQUAL(r.notes_new, 14);
@@ -247,7 +212,7 @@ BOOST_AUTO_TEST_CASE(markdown_folder_outcomes_and_report) {
 }
 
 BOOST_AUTO_TEST_CASE(markdown_folder_flags_and_attachments) {
-    FakeStore store;
+    FakeWriter store;
     import_path(store, 7, fixtures() + "/md");
     const NoteInput* chores = store.by_title("Weekly chores");
     const NoteInput* done = store.by_title("Done list");
@@ -284,7 +249,7 @@ BOOST_AUTO_TEST_CASE(markdown_folder_flags_and_attachments) {
 }
 
 BOOST_AUTO_TEST_CASE(markdown_folder_front_matter_variants) {
-    FakeStore store;
+    FakeWriter store;
     std::string root = fixtures() + "/md";
     import_path(store, 7, root);
     const NoteInput* full = store.by_title("Trip: Lisbon, day 1");
@@ -329,7 +294,7 @@ BOOST_AUTO_TEST_CASE(markdown_folder_front_matter_variants) {
 BOOST_AUTO_TEST_CASE(reimport_is_unchanged_and_edits_update) {
     TempDir tmp;
     fs::copy(fixtures() + "/md", tmp.path / "notes", fs::copy_options::recursive);
-    FakeStore store;
+    FakeWriter store;
     std::string root = (tmp.path / "notes").string();
     ImportReport first = import_path(store, 7, root);
     BOOST_CHECK_EQUAL(first.notes_new, 14);
@@ -353,7 +318,7 @@ BOOST_AUTO_TEST_CASE(reimport_is_unchanged_and_edits_update) {
 }
 
 BOOST_AUTO_TEST_CASE(jsonl_notes_collections_and_bad_lines) {
-    FakeStore store;
+    FakeWriter store;
     std::string file = fixtures() + "/mem.jsonl";
     ImportReport r = import_path(store, 7, file);
     BOOST_CHECK_EQUAL(r.notes_new, 4);
@@ -407,7 +372,7 @@ BOOST_AUTO_TEST_CASE(jsonl_notes_collections_and_bad_lines) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_paths_throw) {
-    FakeStore store;
+    FakeWriter store;
     BOOST_CHECK_THROW(import_path(store, 7, fixtures() + "/does-not-exist"), std::runtime_error);
     BOOST_CHECK_THROW(import_path(store, 7, fixtures() + "/md/root-note.md"), std::runtime_error);
 }
@@ -415,7 +380,7 @@ BOOST_AUTO_TEST_CASE(bad_paths_throw) {
 BOOST_AUTO_TEST_CASE(real_corpus_til) {
     std::string til = shared_dir() + "/corpus/til";
     BOOST_REQUIRE_MESSAGE(fs::is_directory(til), "corpus missing: " + til + " (set NOTESD_SHARED)");
-    FakeStore store;
+    FakeWriter store;
     ImportReport r = import_path(store, 1, til);
     BOOST_CHECK_EQUAL(format_summary(r),
                       "imported 1873 notes (1873 new, 0 updated, 0 unchanged), 76 collections, 0 errors");
@@ -443,7 +408,7 @@ BOOST_AUTO_TEST_CASE(real_corpus_til) {
 BOOST_AUTO_TEST_CASE(killed_import_is_completed_by_a_rerun) {
     std::string til = shared_dir() + "/corpus/til";
     BOOST_REQUIRE_MESSAGE(fs::is_directory(til), "corpus missing: " + til + " (set NOTESD_SHARED)");
-    FakeStore store;
+    FakeWriter store;
     store.fail_on_batch = 3;
     ImportOptions batches_of_200;
     batches_of_200.batch_size = 200;
@@ -484,7 +449,7 @@ BOOST_AUTO_TEST_CASE(demo_data_is_deterministic_and_varied) {
     BOOST_CHECK(titles.size() > 200);
     BOOST_CHECK(build_demo(4).notes[0].id != a.notes[0].id);  // ids are per user
 
-    FakeStore store;
+    FakeWriter store;
     generate_demo(store, 3, 450);
     BOOST_CHECK_EQUAL(store.batches, 3);
     BOOST_CHECK_EQUAL(store.notes.size(), 450u);
