@@ -5,10 +5,20 @@
 # or fills in the site file alone for a system nginx (installed paths as defaults):
 #   sh nginx/mkprefix.sh --site /etc/nginx/sites-available/notesd [NAME=VALUE ...]
 # Settings (placeholders of notesd-site.conf) and their defaults:
-#   LISTEN=127.0.0.1:8080  SERVER_NAME=_  FCGI_UPSTREAM="server unix:DIR/notesd.sock;"
-#   FCGI_READ_TIMEOUT=30s  RATE_LIMIT_KEY='""' (off)  RATE_LIMIT=10r/s  RATE_BURST=20
+#   LISTEN=127.0.0.1:8080  SERVER_NAME=_  FCGI_READ_TIMEOUT=30s
+#   POOL_MAX_CONNS=64      requests nginx hands to the pool at once (queued or served); more
+#                          are the JSON 503 at once. About 8-16 x notesd's workers.
+#   FCGI_UPSTREAM="server unix:DIR/notesd.sock max_conns=POOL_MAX_CONNS;" (write max_conns=
+#                          on each server line yourself when you set this)
+#   CONN_PER_ADDR=32       requests one client address may have in progress at once
+#   READ_RATE=off  READ_BURST=40  WRITE_RATE=off  WRITE_BURST=10
+#                          per-token rate limits (requests without a valid token: per address),
+#                          e.g. READ_RATE=20r/s; off by default
 #   ACCESS_LOG=DIR/logs/access.log  NGINX_USER=www-data (only used when run as root)
-#   NGINX_DIR=DIR (where notesd-errors.conf is included from; --site: /usr/share/notesd/nginx)
+#   NGINX_DIR=DIR (where notesd-errors.conf and notesd-fastcgi.conf are included from;
+#                  --site: /usr/share/notesd/nginx)
+# Standalone only (nginx.conf): WORKER_CONNECTIONS=16384 (and half as many file
+#                          descriptors: worker_rlimit_nofile).
 # Run as root, DIR becomes group NGINX_USER with mode 2750: see nginx-standalone.conf.in.
 set -eu
 
@@ -21,23 +31,28 @@ if [ "$1" = --site ]; then
     site_only=$2
     shift 2
     nginx_dir=/usr/share/notesd/nginx
-    FCGI_UPSTREAM="server unix:/run/notesd/notesd.sock;"
+    socket=/run/notesd/notesd.sock
     ACCESS_LOG=/var/log/nginx/notesd.access.log
 else
     mkdir -p "$1"
     dir=$(cd "$1" && pwd)
     nginx_dir=$dir
     shift
-    FCGI_UPSTREAM="server unix:$dir/notesd.sock;"
+    socket=$dir/notesd.sock
     ACCESS_LOG=$dir/logs/access.log
 fi
 
 LISTEN=127.0.0.1:8080
 SERVER_NAME=_
 FCGI_READ_TIMEOUT=30s
-RATE_LIMIT_KEY='""'
-RATE_LIMIT=10r/s
-RATE_BURST=20
+FCGI_UPSTREAM=
+POOL_MAX_CONNS=64
+CONN_PER_ADDR=32
+READ_RATE=off
+READ_BURST=40
+WRITE_RATE=off
+WRITE_BURST=10
+WORKER_CONNECTIONS=16384
 NGINX_USER=www-data
 
 for kv in "$@"; do
@@ -50,15 +65,47 @@ for kv in "$@"; do
         SERVER_NAME) SERVER_NAME=$value ;;
         FCGI_UPSTREAM) FCGI_UPSTREAM=$value ;;
         FCGI_READ_TIMEOUT) FCGI_READ_TIMEOUT=$value ;;
-        RATE_LIMIT_KEY) RATE_LIMIT_KEY=$value ;;
-        RATE_LIMIT) RATE_LIMIT=$value ;;
-        RATE_BURST) RATE_BURST=$value ;;
+        POOL_MAX_CONNS) POOL_MAX_CONNS=$value ;;
+        CONN_PER_ADDR) CONN_PER_ADDR=$value ;;
+        READ_RATE) READ_RATE=$value ;;
+        READ_BURST) READ_BURST=$value ;;
+        WRITE_RATE) WRITE_RATE=$value ;;
+        WRITE_BURST) WRITE_BURST=$value ;;
+        WORKER_CONNECTIONS) WORKER_CONNECTIONS=$value ;;
         ACCESS_LOG) ACCESS_LOG=$value ;;
         NGINX_USER) NGINX_USER=$value ;;
         NGINX_DIR) nginx_dir=$value ;;
         *) echo "mkprefix.sh: unknown setting '$name'" >&2; exit 2 ;;
     esac
 done
+
+positive() {  # NAME VALUE: a whole number from 1
+    case $2 in ''|*[!0-9]*|0*) echo "mkprefix.sh: $1 must be a whole number from 1, not '$2'" >&2; exit 2 ;; esac
+}
+positive POOL_MAX_CONNS "$POOL_MAX_CONNS"
+positive CONN_PER_ADDR "$CONN_PER_ADDR"
+positive READ_BURST "$READ_BURST"
+positive WRITE_BURST "$WRITE_BURST"
+positive WORKER_CONNECTIONS "$WORKER_CONNECTIONS"
+[ -n "$FCGI_UPSTREAM" ] || FCGI_UPSTREAM="server unix:$socket max_conns=$POOL_MAX_CONNS;"
+
+# A rate (NAME VALUE) is "off" or N r/s or N r/m. Sets rate, key (the zone's key: "" counts
+# nothing) and retry (Retry-After of its 429: seconds until the bucket lets one more through).
+rate_limit() {
+    case $2 in
+        off) rate=1r/s; key='""'; retry=1; return ;;
+        *r/s|*r/m) n=${2%r/?} ;;
+        *) n= ;;
+    esac
+    case $n in ''|*[!0-9]*|0*) echo "mkprefix.sh: $1 must be off, Nr/s or Nr/m, not '$2'" >&2; exit 2 ;; esac
+    rate=$2
+    key='$notesd_rate_key'
+    case $2 in *r/s) retry=1 ;; *) retry=$(( (60 + n - 1) / n )) ;; esac
+}
+rate_limit READ_RATE "$READ_RATE"
+read_rate=$rate read_key=$key read_retry=$retry
+rate_limit WRITE_RATE "$WRITE_RATE"
+write_rate=$rate write_key=$key write_retry=$retry
 
 # sed replacement text: escape backslash, ampersand and the | delimiter.
 esc() { printf '%s' "$1" | sed -e 's/[\\&|]/\\&/g'; }
@@ -68,9 +115,15 @@ render_site() {
         -e "s|@SERVER_NAME@|$(esc "$SERVER_NAME")|g" \
         -e "s|@FCGI_UPSTREAM@|$(esc "$FCGI_UPSTREAM")|g" \
         -e "s|@FCGI_READ_TIMEOUT@|$(esc "$FCGI_READ_TIMEOUT")|g" \
-        -e "s|@RATE_LIMIT_KEY@|$(esc "$RATE_LIMIT_KEY")|g" \
-        -e "s|@RATE_LIMIT@|$(esc "$RATE_LIMIT")|g" \
-        -e "s|@RATE_BURST@|$(esc "$RATE_BURST")|g" \
+        -e "s|@CONN_PER_ADDR@|$(esc "$CONN_PER_ADDR")|g" \
+        -e "s|@READ_LIMIT_KEY@|$(esc "$read_key")|g" \
+        -e "s|@READ_RATE@|$(esc "$read_rate")|g" \
+        -e "s|@READ_BURST@|$(esc "$READ_BURST")|g" \
+        -e "s|@READ_RETRY_AFTER@|$(esc "$read_retry")|g" \
+        -e "s|@WRITE_LIMIT_KEY@|$(esc "$write_key")|g" \
+        -e "s|@WRITE_RATE@|$(esc "$write_rate")|g" \
+        -e "s|@WRITE_BURST@|$(esc "$WRITE_BURST")|g" \
+        -e "s|@WRITE_RETRY_AFTER@|$(esc "$write_retry")|g" \
         -e "s|@ACCESS_LOG@|$(esc "$ACCESS_LOG")|g" \
         -e "s|@NGINX_DIR@|$(esc "$nginx_dir")|g" \
         "$here/notesd-site.conf" > "$1.tmp"
@@ -94,8 +147,10 @@ fi
 mkdir -p "$dir/logs" "$dir/tmp" "$dir/conf.d"
 
 render_site "$dir/notesd-site.conf"
-cp "$here/notesd-errors.conf" "$dir/notesd-errors.conf"
+cp "$here/notesd-errors.conf" "$here/notesd-fastcgi.conf" "$dir/"
 sed -e "s|@PREFIX@|$(esc "$dir")|g" \
+    -e "s|@WORKER_CONNECTIONS@|$WORKER_CONNECTIONS|g" \
+    -e "s|@WORKER_RLIMIT_NOFILE@|$((WORKER_CONNECTIONS / 2))|g" \
     -e "s|@USER_DIRECTIVE@|$(esc "$USER_DIRECTIVE")|g" \
     "$here/nginx-standalone.conf.in" > "$dir/nginx.conf.tmp"
 mv "$dir/nginx.conf.tmp" "$dir/nginx.conf"

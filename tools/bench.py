@@ -553,7 +553,11 @@ def start_stack(a, db):
     sys.path.insert(0, os.path.join(a.srcdir, "t", "e2e"))
     from harness import Stack
     # Snapshots made while preparing must outlive every round of search_snapshot_pages.
-    return Stack(config={"workers": a.workers, "snapshot_ttl_s": 6 * 3600}, db=db, start_timeout=60).start()
+    # wrk is one address standing for many clients: nginx's per-address and pool limits must
+    # not shed its connections.
+    shield = {"CONN_PER_ADDR": max(32, a.connections), "POOL_MAX_CONNS": max(64, a.connections)}
+    return Stack(config={"workers": a.workers, "snapshot_ttl_s": 6 * 3600}, db=db, nginx=shield,
+                 start_timeout=60).start()
 
 
 def create_tokens(stack, users):

@@ -52,7 +52,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo; echo "stopping..." >&2; exit 0' INT TERM HUP
 
-sh "$srcdir/nginx/mkprefix.sh" "$rt" "LISTEN=127.0.0.1:$PORT"
+# nginx as in production (nginx/notesd-site.conf): the pool's queue sized by the sizing rule
+# (README "nginx as the shield"), and as many descriptors as the hard limit allows for its
+# connections (nginx raises it further itself when run as root).
+sh "$srcdir/nginx/mkprefix.sh" "$rt" "LISTEN=127.0.0.1:$PORT" "POOL_MAX_CONNS=$((16 * WORKERS))"
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 cat > "$rt/notesd.conf" <<EOF
 # written by tools/run.sh
 listen = $rt/notesd.sock

@@ -22,7 +22,7 @@ Example (a test module in t/e2e/, run by t/run_tests.py or `python3 -m unittest`
         st.request("GET", "/v2/collections", token=st.create_user("bob")[1])
 
 Stack(config=..., notesd=False) runs nginx alone (every /v2 request is then nginx's 503);
-nginx={...} passes settings to nginx/mkprefix.sh (RATE_LIMIT_KEY, FCGI_READ_TIMEOUT...),
+nginx={...} passes settings to nginx/mkprefix.sh (READ_RATE, CONN_PER_ADDR, FCGI_READ_TIMEOUT...),
 upstream="server unix:/x.sock;" points nginx at another FastCGI server.
 
 Environment: NOTESD_BUILDDIR (holds the built notesd and notesctl), NOTESD_SRCDIR (the source
