@@ -15,6 +15,11 @@ Parts, in order:
   e2e (X)       the e2e suite again on each server of NOTESD_TEST_MYSQL / NOTESD_TEST_PGSQL
                 (NOTESD_E2E_DB=mysql|postgresql: every stack gets a fresh database there), less
                 the tests EXCLUDED lists for that backend
+  fault         the fault matrix: every t/fault/test_*.py (floods, slow clients, killed and
+                stuck workers, storage faults...; see t/fault/faultlib.py), each module in its
+                own process like an e2e module. Rows needing database servers loop over the
+                servers of the environment themselves. Slow: only with --only fault
+                (`make check-fault`) or NOTESD_TEST_FAULT=1 (CI sets it)
 
 The output ends with exactly one line `N passed, N failed` counting every test of every part.
 A part that cannot run (missing binary, crash, timeout, a server that does not answer although
@@ -319,6 +324,23 @@ def server_answers(conn):
         return str(e).splitlines()[0][:300] if str(e) else e.__class__.__name__
 
 
+def test_modules(directory, selected=None):
+    """The test_*.py files of a directory, only those named in `selected` when given."""
+    modules = sorted(f for f in os.listdir(directory)
+                     if f.startswith("test_") and f.endswith(".py"))
+    if selected:
+        modules = [m for m in modules if m[:-3] in selected or m in selected]
+    return modules
+
+
+def no_modules(name, directory):
+    """The failed part of a tier whose directory holds no test module."""
+    part = Part(name)
+    part.fail(name, "no test modules found in " + directory)
+    print_part(part)
+    return part
+
+
 def module_selected(name, excluded):
     """Whether module `name` runs when test ids starting with `excluded` are left out."""
     return name not in excluded
@@ -375,10 +397,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--srcdir", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--builddir", default=".")
-    ap.add_argument("--only", choices=("unit", "store", "e2e"), action="append",
+    ap.add_argument("--only", choices=("unit", "store", "e2e", "fault"), action="append",
                     help="run only these parts (repeatable)")
     ap.add_argument("--e2e", action="append", metavar="NAME",
-                    help="run only these e2e modules, e.g. test_nginx (repeatable)")
+                    help="run only these e2e or fault modules, e.g. test_nginx (repeatable)")
     ap.add_argument("--no-recycle", action="store_true",
                     help="skip the e2e pass with max_requests=1")
     ap.add_argument("--run-module", help=argparse.SUPPRESS)
@@ -391,7 +413,10 @@ def main():
     builddir = os.path.abspath(args.builddir)
     results_dir = os.path.join(builddir, "t", "test-results")
     os.makedirs(results_dir, exist_ok=True)
-    parts_wanted = set(args.only or ("unit", "store", "e2e"))
+    default_parts = ("unit", "store", "e2e")
+    if os.environ.get("NOTESD_TEST_FAULT", "0") == "1":
+        default_parts += ("fault",)
+    parts_wanted = set(args.only or default_parts)
     shared = os.path.abspath(os.environ.get("NOTESD_SHARED") or os.path.join(srcdir, "..", "shared"))
     unit_bin = os.path.join(builddir, "t", "unit_tests")
     parts = []
@@ -415,16 +440,14 @@ def main():
             parts.append(part)
             print_part(part)
 
+    env = dict(os.environ, NOTESD_SRCDIR=srcdir, NOTESD_BUILDDIR=builddir,
+               NOTESD_SHARED=shared, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("NOTESD_E2E_SET", None)
+    env.pop("NOTESD_E2E_DB", None)
+
     if "e2e" in parts_wanted:
         e2e_dir = os.path.join(srcdir, "t", "e2e")
-        modules = sorted(f for f in os.listdir(e2e_dir)
-                         if f.startswith("test_") and f.endswith(".py"))
-        if args.e2e:
-            modules = [m for m in modules if m[:-3] in args.e2e or m in args.e2e]
-        env = dict(os.environ, NOTESD_SRCDIR=srcdir, NOTESD_BUILDDIR=builddir,
-                   NOTESD_SHARED=shared, PYTHONDONTWRITEBYTECODE="1")
-        env.pop("NOTESD_E2E_SET", None)
-        env.pop("NOTESD_E2E_DB", None)
+        modules = test_modules(e2e_dir, args.e2e)
         recycle = not args.no_recycle and os.environ.get("NOTESD_TEST_RECYCLE", "1") != "0"
         # (label, result file prefix, environment, modules or test ids left out, server)
         passes = [("e2e", "e2e-", env, EXCLUDED["sqlite"], None)]
@@ -456,11 +479,20 @@ def main():
                                prefix + name)
                 parts.append(part)
                 print_part(part)
-        if not modules:
-            part = Part("e2e")
-            part.fail("e2e", "no test modules found in " + e2e_dir)
+        if not modules and not args.e2e:
+            parts.append(no_modules("e2e", e2e_dir))
+
+    if "fault" in parts_wanted:
+        fault_dir = os.path.join(srcdir, "t", "fault")
+        modules = test_modules(fault_dir, args.e2e)
+        for m in modules:
+            part = Part("fault " + m[:-3])
+            run_e2e_module(part, os.path.join(fault_dir, m), results_dir, env,
+                           "fault-" + m[:-3])
             parts.append(part)
             print_part(part)
+        if not modules and not args.e2e:
+            parts.append(no_modules("fault", fault_dir))
 
     passed = sum(p.passed for p in parts)
     failed = sum(p.failed for p in parts)
