@@ -110,22 +110,22 @@ write_rate=$rate write_key=$key write_retry=$retry
 # sed replacement text: escape backslash, ampersand and the | delimiter.
 esc() { printf '%s' "$1" | sed -e 's/[\\&|]/\\&/g'; }
 
-render_site() {
-    sed -e "s|@LISTEN@|$(esc "$LISTEN")|g" \
-        -e "s|@SERVER_NAME@|$(esc "$SERVER_NAME")|g" \
-        -e "s|@FCGI_UPSTREAM@|$(esc "$FCGI_UPSTREAM")|g" \
-        -e "s|@FCGI_READ_TIMEOUT@|$(esc "$FCGI_READ_TIMEOUT")|g" \
-        -e "s|@CONN_PER_ADDR@|$(esc "$CONN_PER_ADDR")|g" \
-        -e "s|@READ_LIMIT_KEY@|$(esc "$read_key")|g" \
-        -e "s|@READ_RATE@|$(esc "$read_rate")|g" \
-        -e "s|@READ_BURST@|$(esc "$READ_BURST")|g" \
-        -e "s|@READ_RETRY_AFTER@|$(esc "$read_retry")|g" \
-        -e "s|@WRITE_LIMIT_KEY@|$(esc "$write_key")|g" \
-        -e "s|@WRITE_RATE@|$(esc "$write_rate")|g" \
-        -e "s|@WRITE_BURST@|$(esc "$WRITE_BURST")|g" \
-        -e "s|@WRITE_RETRY_AFTER@|$(esc "$write_retry")|g" \
-        -e "s|@ACCESS_LOG@|$(esc "$ACCESS_LOG")|g" \
-        -e "s|@NGINX_DIR@|$(esc "$nginx_dir")|g" \
+render_site() {  # placeholders in comments stay as they are: they document the file
+    sed -e "/^[[:space:]]*#/!s|@LISTEN@|$(esc "$LISTEN")|g" \
+        -e "/^[[:space:]]*#/!s|@SERVER_NAME@|$(esc "$SERVER_NAME")|g" \
+        -e "/^[[:space:]]*#/!s|@FCGI_UPSTREAM@|$(esc "$FCGI_UPSTREAM")|g" \
+        -e "/^[[:space:]]*#/!s|@FCGI_READ_TIMEOUT@|$(esc "$FCGI_READ_TIMEOUT")|g" \
+        -e "/^[[:space:]]*#/!s|@CONN_PER_ADDR@|$(esc "$CONN_PER_ADDR")|g" \
+        -e "/^[[:space:]]*#/!s|@READ_LIMIT_KEY@|$(esc "$read_key")|g" \
+        -e "/^[[:space:]]*#/!s|@READ_RATE@|$(esc "$read_rate")|g" \
+        -e "/^[[:space:]]*#/!s|@READ_BURST@|$(esc "$READ_BURST")|g" \
+        -e "/^[[:space:]]*#/!s|@READ_RETRY_AFTER@|$(esc "$read_retry")|g" \
+        -e "/^[[:space:]]*#/!s|@WRITE_LIMIT_KEY@|$(esc "$write_key")|g" \
+        -e "/^[[:space:]]*#/!s|@WRITE_RATE@|$(esc "$write_rate")|g" \
+        -e "/^[[:space:]]*#/!s|@WRITE_BURST@|$(esc "$WRITE_BURST")|g" \
+        -e "/^[[:space:]]*#/!s|@WRITE_RETRY_AFTER@|$(esc "$write_retry")|g" \
+        -e "/^[[:space:]]*#/!s|@ACCESS_LOG@|$(esc "$ACCESS_LOG")|g" \
+        -e "/^[[:space:]]*#/!s|@NGINX_DIR@|$(esc "$nginx_dir")|g" \
         "$here/notesd-site.conf" > "$1.tmp"
     mv "$1.tmp" "$1"
 }
