@@ -20,9 +20,9 @@ class SlowClients(faultlib.StackCase):
                 time.sleep(12)
         print("slowhttptest %s: most connections open at once %d; probe: %s"
               % (mode, attacker.most_connected(), probe.summary()))
+        self.assert_probe_answered(probe, within_s=1.0)
         self.assertGreaterEqual(attacker.most_connected(), 900,
                                 "the attack did not get going:\n" + attacker.text()[-2000:])
-        self.assert_probe_answered(probe, within_s=1.0)
 
     def test_slowloris(self):
         self.attack("-H", "/v2/notes")
