@@ -130,12 +130,13 @@ class NginxMethodNotAllowed(faultlib.FaultCase):
                 # the worker's own 405 for another method on the path names what is allowed
                 want = faultlib.request_from(self.stack, "PUT", path, headers=auth)
                 self.assertEqual(want.status, 405, want.text)
-                r = faultlib.request_from(self.stack, "TRACE", path, headers=auth)
-                self.assertEqual(r.status, 405, r.text)
-                self.assertEqual(faultlib.json_error_kind(r.status, r.headers, r.body),
-                                 "METHOD_NOT_ALLOWED")
-                self.assertTrue(r.headers.get("Allow"), r.headers)
-                self.assertEqual(r.headers.get("Allow"), want.headers.get("Allow"))
+                for body in (None, b"a body nginx discards"):
+                    r = faultlib.request_from(self.stack, "TRACE", path, headers=auth, body=body)
+                    self.assertEqual(r.status, 405, r.text)
+                    self.assertEqual(faultlib.json_error_kind(r.status, r.headers, r.body),
+                                     "METHOD_NOT_ALLOWED")
+                    self.assertTrue(r.headers.get("Allow"), r.headers)
+                    self.assertEqual(r.headers.get("Allow"), want.headers.get("Allow"))
 
     def test_trace_elsewhere_is_404(self):
         for path in ("/", "/v3/notes", "/v2/unknown"):
