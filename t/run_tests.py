@@ -20,6 +20,10 @@ Parts, in order:
                 own process like an e2e module. Rows needing database servers loop over the
                 servers of the environment themselves. Slow: only with --only fault
                 (`make check-fault`) or NOTESD_TEST_FAULT=1 (CI sets it)
+  package       t/package/test_package.py: builds the Debian package (dpkg-buildpackage, once),
+                lintian, installs it, serves through the installed site, purges. It changes the
+                machine (as root), so it runs only with NOTESD_TEST_PACKAGE=1 (.ci/run sets it);
+                once enabled, whatever goes wrong fails it
 
 The output ends with exactly one line `N passed, N failed` counting every test of every part.
 A part that cannot run (missing binary, crash, timeout, a server that does not answer although
@@ -46,6 +50,8 @@ STORE_SUITES = "store:store_search"
 E2E_SERVERS = (("mysql", "NOTESD_TEST_MYSQL"), ("postgresql", "NOTESD_TEST_PGSQL"))
 UNIT_TIMEOUT_S = 600
 E2E_MODULE_TIMEOUT_S = 900
+# The package part builds notesd from scratch (about 5 minutes on 2 cores) before its tests.
+PACKAGE_TIMEOUT_S = 1800
 # Modules that only test files or supervise pools with settings of their own: not repeated
 # in the max_requests=1 pass.
 NOT_RECYCLED = ("test_systemd", "test_supervisor", "test_backends", "test_relevance")
@@ -346,7 +352,7 @@ def module_selected(name, excluded):
     return name not in excluded
 
 
-def run_e2e_module(part, module_path, results_dir, env, tag):
+def run_e2e_module(part, module_path, results_dir, env, tag, timeout=E2E_MODULE_TIMEOUT_S):
     name = os.path.splitext(os.path.basename(module_path))[0]
     result_path = os.path.join(results_dir, tag + ".json")
     log_path = os.path.join(results_dir, tag + ".log")
@@ -356,7 +362,7 @@ def run_e2e_module(part, module_path, results_dir, env, tag):
     env = dict(env, NOTESD_E2E_REGISTRY=registry)
     cmd = [sys.executable, "-B", os.path.abspath(__file__), "--run-module", module_path,
            "--result", result_path]
-    rc, secs = run_with_timeout(cmd, E2E_MODULE_TIMEOUT_S, env=env, log_path=log_path)
+    rc, secs = run_with_timeout(cmd, timeout, env=env, log_path=log_path)
     left = kill_leftovers(registry)
     os.rmdir(registry)
     if left:
@@ -366,7 +372,7 @@ def run_e2e_module(part, module_path, results_dir, env, tag):
         with open(result_path) as f:
             outcomes = json.load(f)
     except (OSError, ValueError):
-        reason = "timed out after %d s" % E2E_MODULE_TIMEOUT_S if rc is None else \
+        reason = "timed out after %d s" % timeout if rc is None else \
             "crashed (exit status %s) before reporting" % rc
         part.fail(name, reason)
         return
@@ -378,10 +384,38 @@ def run_e2e_module(part, module_path, results_dir, env, tag):
         else:
             part.fail(tid, detail)
     if rc is None:
-        part.fail(name, "timed out after %d s" % E2E_MODULE_TIMEOUT_S)
+        part.fail(name, "timed out after %d s" % timeout)
 
 
 # ---- driver -----------------------------------------------------------------------------------
+
+def run_package_part(parts, srcdir, builddir, results_dir):
+    """The Debian package part: runs by default with NOTESD_TEST_PACKAGE=1 (it installs and
+    purges a package as root); asked for by --only package without it, it fails."""
+    enabled = os.environ.get("NOTESD_TEST_PACKAGE", "") == "1"
+    part = Part("package")
+    parts.append(part)
+    if not enabled:
+        part.fail("package", "needs NOTESD_TEST_PACKAGE=1 (installs and purges notesd as root)")
+    elif os.geteuid() != 0:
+        part.fail("package", "NOTESD_TEST_PACKAGE=1 but not running as root")
+    else:
+        facts = os.path.join(results_dir, "package-facts.json")
+        if os.path.exists(facts):
+            os.unlink(facts)
+        env = dict(os.environ, NOTESD_SRCDIR=srcdir, NOTESD_BUILDDIR=builddir,
+                   NOTESD_PACKAGE_FACTS=facts, PYTHONDONTWRITEBYTECODE="1")
+        run_e2e_module(part, os.path.join(srcdir, "t", "package", "test_package.py"), results_dir,
+                       env, "package", timeout=PACKAGE_TIMEOUT_S)
+        try:
+            with open(facts) as f:
+                got = json.load(f)
+            part.note = "build %s s, exposure %s; %s" % (got.get("build_s", "?"),
+                                                         got.get("exposure", "?"), part.note)
+        except (OSError, ValueError):
+            pass
+    print_part(part)
+
 
 def print_part(part):
     extra = ", %d skipped" % part.skipped if part.skipped else ""
@@ -397,7 +431,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--srcdir", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--builddir", default=".")
-    ap.add_argument("--only", choices=("unit", "store", "e2e", "fault"), action="append",
+    ap.add_argument("--only", choices=("unit", "store", "e2e", "fault", "package"), action="append",
                     help="run only these parts (repeatable)")
     ap.add_argument("--e2e", action="append", metavar="NAME",
                     help="run only these e2e or fault modules, e.g. test_nginx (repeatable)")
@@ -416,6 +450,8 @@ def main():
     default_parts = ("unit", "store", "e2e")
     if os.environ.get("NOTESD_TEST_FAULT", "0") == "1":
         default_parts += ("fault",)
+    if os.environ.get("NOTESD_TEST_PACKAGE", "0") == "1":
+        default_parts += ("package",)
     parts_wanted = set(args.only or default_parts)
     shared = os.path.abspath(os.environ.get("NOTESD_SHARED") or os.path.join(srcdir, "..", "shared"))
     unit_bin = os.path.join(builddir, "t", "unit_tests")
@@ -493,6 +529,9 @@ def main():
             print_part(part)
         if not modules and not args.e2e:
             parts.append(no_modules("fault", fault_dir))
+
+    if "package" in parts_wanted:
+        run_package_part(parts, srcdir, builddir, results_dir)
 
     passed = sum(p.passed for p in parts)
     failed = sum(p.failed for p in parts)
