@@ -170,26 +170,27 @@ class Package(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
     def test_2_installs_files_owners_and_modes(self):
-        for path in ("/usr/sbin/notesd", "/usr/bin/notesctl", UNIT_DIR + "/notesd.service",
-                     UNIT_DIR + "/notesd.socket", "/usr/lib/sysusers.d/notesd.conf", SITE,
-                     "/etc/nginx/snippets/notesd-errors.conf", CONF,
+        with open(SITE) as f:
+            site = f.read()
+        # Every file the site includes is installed with it, as a conffile.
+        includes = sorted(set(re.findall(r"(?m)^[^#\n]*\binclude\s+([^;\s]+);", site)))
+        self.assertIn("/etc/nginx/snippets/notesd-errors.conf", includes)
+        for path in ["/usr/sbin/notesd", "/usr/bin/notesctl", UNIT_DIR + "/notesd.service",
+                     UNIT_DIR + "/notesd.socket", "/usr/lib/sysusers.d/notesd.conf", SITE, CONF,
                      "/usr/share/notesd/sql/sqlite/001_init.sql",
                      "/usr/share/notesd/sql/postgresql/001_init.sql",
                      "/usr/share/notesd/sql/mysql/001_init.sql",
                      "/usr/share/man/man8/notesd.8.gz", "/usr/share/man/man8/notesctl.8.gz",
-                     "/usr/share/man/man5/notesd.conf.5.gz"):
+                     "/usr/share/man/man5/notesd.conf.5.gz"] + includes:
             self.assertIn(path, self.files)
             self.assertTrue(os.path.exists(path), path)
         conffiles = sh(["dpkg-query", "-W", "-f=${Conffiles}", PKG]).stdout
-        for path in (CONF, SITE, "/etc/nginx/snippets/notesd-errors.conf"):
+        for path in [CONF, SITE] + includes:
             self.assertIn(path + " ", conffiles)
         # The site is there to enable, not enabled.
         self.assertFalse(os.path.lexists(ENABLED_SITE))
-        with open(SITE) as f:
-            site = f.read()
         self.assertIsNone(re.search(r"^[^#]*@[A-Z_]+@", site, re.M), "placeholders left")
-        self.assertIn("server unix:/run/notesd/notesd.sock;", site)
-        self.assertIn("include /etc/nginx/snippets/notesd-errors.conf;", site)
+        self.assertRegex(site, r"(?m)^\s*server unix:/run/notesd/notesd\.sock[ ;]")
 
         def owner(path):
             st = os.stat(path)
