@@ -146,25 +146,8 @@ public:
             out.push_back("PRAGMA cache_size=-" + std::to_string(t.sqlite_cache_mb * 1024LL));
         // Mapped pages are read without a copy, and stay mapped while the file is unchanged (a
         // commit by another connection unmaps them): the main file only, which searches do
-        // not write (the snapshots file, attached below, gets SQLite's default: off).
+        // not write (the snapshots file, attached by SqliteIndex, gets SQLite's default: off).
         out.push_back("PRAGMA main.mmap_size=" + std::to_string(t.sqlite_mmap_mb * 1048576LL));
-        // The snapshots file (SociStore creates it when missing, also under `nocreate`), its
-        // table created on first use: no user data lives there, losing it only expires the open
-        // snapshots. A read-only database gets none: it could not save a snapshot either.
-        if (t.sqlite_readonly) return out;
-        std::string quoted;
-        for (char c : sqlite_snapshots_file(t)) quoted += c == '\'' ? std::string("''") : std::string(1, c);
-        out.push_back("ATTACH DATABASE '" + quoted + "' AS snap");
-        out.push_back("PRAGMA snap.journal_mode=WAL");
-        out.push_back("PRAGMA snap.synchronous=" + t.sqlite_synchronous);
-        // Snapshot rows (schema 007; SociStore::save_snapshot): appended in creation order
-        // (seq), which is also the order purge_snapshots removes them in; ids as 16-byte blobs;
-        // found by the id's first 8 bytes as an integer.
-        out.push_back("CREATE TABLE IF NOT EXISTS snap.search_snapshots (seq INTEGER PRIMARY KEY, "
-                      "id_hi INTEGER NOT NULL, id BLOB NOT NULL, user_id INTEGER NOT NULL, "
-                      "fingerprint TEXT NOT NULL, created_us INTEGER NOT NULL, expires_us INTEGER "
-                      "NOT NULL, note_ids BLOB NOT NULL)");
-        out.push_back("CREATE INDEX IF NOT EXISTS snap.search_snapshots_by_id ON search_snapshots (id_hi)");
         return out;
     }
     // IMMEDIATE takes the write lock at BEGIN (waiting up to the busy timeout): a deferred

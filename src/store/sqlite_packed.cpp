@@ -8,7 +8,8 @@
 #include <unordered_set>
 
 #include "base/log.hpp"
-#include "store/soci_stmt.hpp"
+#include "index/postings_format.hpp"
+#include "store/sqlite_direct.hpp"
 
 namespace notesd::detail {
 
