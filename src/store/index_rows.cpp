@@ -167,7 +167,7 @@ void bind_uuid_list(Prep& q, SearchParams& p, std::vector<std::string>& names) {
 }  // namespace
 
 // One note by id. (An IN list here would let SQLite, without statistics, prefer scanning the
-// user's range of the covering notes_by_created index over seeking each id: 80x slower.)
+// user's range of the covering notes_by_created index over seeking each id.)
 const char kIndexedNoteSql[] =
     "SELECT n.uuid, n.updated_us, t.title_terms, t.body_terms FROM notes n JOIN note_text t ON "
     "t.note_id = n.id WHERE n.user_id = :u AND n.uuid = :uuid";

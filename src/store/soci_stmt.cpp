@@ -146,6 +146,16 @@ soci::statement build_df_upsert(soci::session& s, const Dialect& d, WriteStateme
     return p.done();
 }
 
+// A note's row; its text (note_text), links and attachments are rows of their own.
+constexpr const char* kNoteInsertSql =
+    "INSERT INTO notes (user_id, uuid, title, snippet, content, created_us, updated_us, flags, "
+    "collection_uuids, audio_uuids, content_hash, title_len, body_len) VALUES (:u, :uuid, "
+    ":title, :snippet, :content, :created, :updated, :flags, :colls, :audios, :hash, :tlen, :blen)";
+constexpr const char* kNoteUpdateSql =
+    "UPDATE notes SET title = :title, snippet = :snippet, content = :content, created_us = "
+    ":created, updated_us = :updated, flags = :flags, collection_uuids = :colls, audio_uuids = "
+    ":audios, content_hash = :hash, title_len = :tlen, body_len = :blen WHERE id = :id";
+
 }  // namespace
 
 WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
@@ -168,19 +178,13 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
                     .out(found_id).out(found_hash).in(user_id, "u").in(note_uuid, "uuid").done()),
       note_links(Prep(s, "SELECT collection_id FROM note_collections WHERE note_id = :id")
                      .out(linked_collection_id).in(row_id, "id").done()),
-      note_insert(Prep(s, "INSERT INTO notes (user_id, uuid, title, snippet, content, created_us, "
-                          "updated_us, flags, collection_uuids, audio_uuids, content_hash, "
-                          "title_len, body_len) VALUES (:u, :uuid, :title, :snippet, :content, "
-                          ":created, :updated, :flags, :colls, :audios, :hash, :tlen, :blen)")
+      note_insert(Prep(s, kNoteInsertSql)
                       .in(user_id, "u").in(note_uuid, "uuid").in(title, "title").in(snippet, "snippet")
                       .in(content, "content").in(created_us, "created").in(updated_us, "updated")
                       .in(flags, "flags").in(collection_uuids, "colls").in(audio_uuids, "audios")
                       .in(content_hash, "hash").in(title_len, "tlen").in(body_len, "blen")
                       .returning_id(d, inserted_id).done()),
-      note_update(Prep(s, "UPDATE notes SET title = :title, snippet = :snippet, content = "
-                          ":content, created_us = :created, updated_us = :updated, flags = "
-                          ":flags, collection_uuids = :colls, audio_uuids = :audios, "
-                          "content_hash = :hash, title_len = :tlen, body_len = :blen WHERE id = :id")
+      note_update(Prep(s, kNoteUpdateSql)
                       .in(title, "title").in(snippet, "snippet").in(content, "content")
                       .in(created_us, "created").in(updated_us, "updated").in(flags, "flags")
                       .in(collection_uuids, "colls").in(audio_uuids, "audios").in(content_hash, "hash")

@@ -1,6 +1,6 @@
 // Packed postings on SQLite (schema 006): a read-optimised copy of the postings rows.
 //
-// Reading a term's postings row by row costs SQLite about 0.24 us a row (doc/benchmarks.md);
+// Reading a term's postings row by row costs SQLite a B-tree step and a row decode per row;
 // decoding the same rows from blobs of up to kPackRows rows costs a fraction of that. The rows
 // stay the truth and every write goes to them as before; postings_packed holds blocks, each an
 // exact copy of the rows of one (user, term) whose key (updated_us, uid_hi, uid_lo) lies in

@@ -23,47 +23,13 @@
 #include "store/sqlite_packed.hpp"
 #include "store/store.hpp"
 #include "base/util.hpp"
+#include "store_fixture.hpp"
 
 using namespace notesd;
 
 namespace {
 
-struct SearchFixture {
-    std::string dir;
-    std::string conn;
-    std::unique_ptr<Store> store;
-
-    SearchFixture() {
-        const char* env = std::getenv("NOTESD_TEST_DB");
-        if (env && *env) {
-            conn = env;
-        } else {
-            const char* tmp = std::getenv("TMPDIR");
-            std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/notesd-search-XXXXXX";
-            if (!mkdtemp(&tmpl[0])) throw std::runtime_error("mkdtemp failed");
-            dir = tmpl;
-            conn = "sqlite3://db=" + dir + "/test.db";
-        }
-        store = open_store(conn);
-        store->migrate();
-    }
-    ~SearchFixture() {
-        store.reset();
-        if (dir.empty()) return;
-        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
-                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
-            std::remove((dir + f).c_str());
-        rmdir(dir.c_str());
-    }
-    long long user(const std::string& base) {
-        return store->add_user(base + "-" + new_uuid().substr(0, 8), 1000);
-    }
-    /// A second connection for reading the tables directly.
-    std::unique_ptr<soci::session> raw() const {
-        const DbTarget t = parse_connection_string(conn);
-        return std::make_unique<soci::session>(make_dialect(t.backend)->factory(), t.soci_params);
-    }
-};
+using SearchFixture = notesd::test::StoreFixture;
 
 std::vector<std::string> words(const std::string& s) {
     std::vector<std::string> out;

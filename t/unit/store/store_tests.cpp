@@ -25,43 +25,12 @@
 #include "store/soci_store.hpp"
 #include "store/store.hpp"
 #include "base/util.hpp"
+#include "store_fixture.hpp"
 
 using namespace notesd;
+using notesd::test::StoreFixture;
 
 namespace {
-
-struct StoreFixture {
-    std::string dir;
-    std::string conn;
-    std::unique_ptr<Store> store;
-
-    StoreFixture() {
-        const char* env = std::getenv("NOTESD_TEST_DB");
-        if (env && *env) {
-            conn = env;
-        } else {
-            const char* tmp = std::getenv("TMPDIR");
-            std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/notesd-store-XXXXXX";
-            if (!mkdtemp(&tmpl[0])) throw std::runtime_error("mkdtemp failed");
-            dir = tmpl;
-            conn = "sqlite3://db=" + dir + "/test.db";
-        }
-        store = open_store(conn);
-        store->migrate();
-    }
-    ~StoreFixture() {
-        store.reset();
-        if (dir.empty()) return;
-        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
-                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
-            std::remove((dir + f).c_str());
-        rmdir(dir.c_str());
-    }
-    bool sqlite() const { return parse_connection_string(conn).backend == Backend::Sqlite; }
-    long long user(const std::string& base) {
-        return store->add_user(base + "-" + new_uuid().substr(0, 8), 1000);
-    }
-};
 
 NoteInput note(const std::string& id, long long created, long long updated,
                std::vector<std::string> colls = {}, int flags = 0) {
