@@ -252,7 +252,7 @@ void SqliteIndex::before_postings_write(long long user_id, const std::vector<Ind
         std::size_t j = i;
         keys.clear();
         for (; j < ops.size() && ops[j].key.term == ops[i].key.term; ++j)
-            keys.push_back(ListKey{ops[j].key.updated, ops[j].key.hi, ops[j].key.lo});
+            keys.push_back(ListKey{ops[j].key.updated_us, ops[j].key.uid_hi, ops[j].key.uid_lo});
         packed.invalidate(user_id, ops[i].key.term, keys);
         i = j;
     }

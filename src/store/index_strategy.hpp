@@ -25,11 +25,11 @@ namespace notesd::detail {
 /// A postings row's key within one user: the candidate order (term, updated_us, uuid).
 struct PostingKey {
     std::string term;
-    long long updated = 0, hi = 0, lo = 0;
+    long long updated_us = 0, uid_hi = 0, uid_lo = 0;
     bool operator<(const PostingKey& o) const {
         if (int c = term.compare(o.term)) return c < 0;
-        if (updated != o.updated) return updated < o.updated;
-        return hi != o.hi ? hi < o.hi : lo < o.lo;
+        if (updated_us != o.updated_us) return updated_us < o.updated_us;
+        return uid_hi != o.uid_hi ? uid_hi < o.uid_hi : uid_lo < o.uid_lo;
     }
 };
 
@@ -39,7 +39,7 @@ struct IndexDelta {
     struct Op {
         PostingKey key;
         bool add = false;  // else remove
-        long long note_id = 0, created = 0, flags = 0, tfs = 0, lens = 0;
+        long long note_id = 0, created_us = 0, flags = 0, tfs = 0, lens = 0;
         std::string pos;
     };
     std::vector<Op> ops;                            // in the order made
@@ -47,9 +47,9 @@ struct IndexDelta {
     long long notes = 0, collections = 0, title_tokens = 0, body_tokens = 0;
 
     void remove(PostingKey k) { ops.push_back(Op{std::move(k), false, 0, 0, 0, 0, 0, {}}); }
-    void add(PostingKey k, long long note_id, long long created, long long flags, long long tfs,
+    void add(PostingKey k, long long note_id, long long created_us, long long flags, long long tfs,
              long long lens, std::string pos) {
-        ops.push_back(Op{std::move(k), true, note_id, created, flags, tfs, lens, std::move(pos)});
+        ops.push_back(Op{std::move(k), true, note_id, created_us, flags, tfs, lens, std::move(pos)});
     }
 };
 

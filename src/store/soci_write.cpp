@@ -323,14 +323,14 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
         const bool existed = !ops[i].add;
         if (existed) {  // deleted at once, so a later insert of the same key cannot collide
             w.term = ops[i].key.term;
-            w.posting_updated_us = ops[i].key.updated;
-            w.posting_uid_hi = ops[i].key.hi;
-            w.posting_uid_lo = ops[i].key.lo;
+            w.posting_updated_us = ops[i].key.updated_us;
+            w.posting_uid_hi = ops[i].key.uid_hi;
+            w.posting_uid_lo = ops[i].key.uid_lo;
             exec(w.posting_delete);
         }
         if (last.add)
-            inserts.add(detail::PostingRow{ops[i].key.term, ops[i].key.updated, ops[i].key.hi,
-                                           ops[i].key.lo, last.note_id, last.created, last.flags,
+            inserts.add(detail::PostingRow{ops[i].key.term, ops[i].key.updated_us, ops[i].key.uid_hi,
+                                           ops[i].key.uid_lo, last.note_id, last.created_us, last.flags,
                                            last.tfs, last.lens, last.pos});
         i = j;
     }
@@ -499,7 +499,7 @@ void SociStore::rebuild_postings() {
         for (const Row& r : rows) {
             if (r.user != w.user_id) inserts.flush();  // one statement holds one user's rows
             w.user_id = r.user;
-            inserts.add(detail::PostingRow{r.key.term, r.key.updated, r.key.hi, r.key.lo, r.note,
+            inserts.add(detail::PostingRow{r.key.term, r.key.updated_us, r.key.uid_hi, r.key.uid_lo, r.note,
                                            r.created, r.flags, r.tfs, r.lens, r.pos});
         }
         inserts.flush();

@@ -594,15 +594,15 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_006_packs_postings, SearchFixture) {
 // The block codec round-trips every field, negative and extreme values included, and refuses
 // truncated or trailing data instead of reading past it.
 BOOST_AUTO_TEST_CASE(packed_block_codec) {
-    using detail::PackedPosting;
+
     std::vector<PackedPosting> rows = {
         {INT64_MAX, INT64_MIN, INT64_MAX, 0, 15, 3, 7, 12, 900, "1;0,4"},
         {INT64_MAX / 2, -1, 0, INT64_MAX / 2 + 5, 0, 0, 1, 0, 2, ""},
         {1000, 42, -42, 1000, 1, 0, 0, 0, 0, std::string(300, 'p')},
         {-5, 0, 1, INT64_MIN, -3, 0x7fffffffLL, 0, 0x7fffffffLL, 1, "x"}};
-    const std::string data = detail::encode_block(rows);
+    const std::string data = encode_block(rows);
     std::vector<PackedPosting> back;
-    BOOST_REQUIRE(detail::decode_block(data, static_cast<long long>(rows.size()), back));
+    BOOST_REQUIRE(decode_block(data, static_cast<long long>(rows.size()), back));
     BOOST_REQUIRE_EQUAL(back.size(), rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
         BOOST_CHECK_EQUAL(back[i].updated_us, rows[i].updated_us);
@@ -618,14 +618,14 @@ BOOST_AUTO_TEST_CASE(packed_block_codec) {
     }
     for (std::size_t cut = 0; cut < data.size(); ++cut) {
         back.clear();
-        BOOST_CHECK(!detail::decode_block(data.substr(0, cut), static_cast<long long>(rows.size()), back));
+        BOOST_CHECK(!decode_block(data.substr(0, cut), static_cast<long long>(rows.size()), back));
     }
-    BOOST_CHECK(!detail::decode_block(data + "x", static_cast<long long>(rows.size()), back));
+    BOOST_CHECK(!decode_block(data + "x", static_cast<long long>(rows.size()), back));
     std::string other = data;
     other[0] = 2;  // another format
-    BOOST_CHECK(!detail::decode_block(other, static_cast<long long>(rows.size()), back));
+    BOOST_CHECK(!decode_block(other, static_cast<long long>(rows.size()), back));
     std::swap(rows[0], rows[2]);  // older before newer
-    BOOST_CHECK_THROW(detail::encode_block(rows), std::invalid_argument);
+    BOOST_CHECK_THROW(encode_block(rows), std::invalid_argument);
 }
 
 // postings_at: the rows of given notes by their whole key, with counts and positions; notes of
