@@ -146,25 +146,8 @@ public:
             out.push_back("PRAGMA cache_size=-" + std::to_string(t.sqlite_cache_mb * 1024LL));
         // Mapped pages are read without a copy, and stay mapped while the file is unchanged (a
         // commit by another connection unmaps them): the main file only, which searches do
-        // not write (the snapshots file, attached below, gets SQLite's default: off).
+        // not write (the snapshots file, attached by SqliteIndex, gets SQLite's default: off).
         out.push_back("PRAGMA main.mmap_size=" + std::to_string(t.sqlite_mmap_mb * 1048576LL));
-        // The snapshots file (SociStore creates it when missing, also under `nocreate`), its
-        // table created on first use: no user data lives there, losing it only expires the open
-        // snapshots. A read-only database gets none: it could not save a snapshot either.
-        if (t.sqlite_readonly) return out;
-        std::string quoted;
-        for (char c : sqlite_snapshots_file(t)) quoted += c == '\'' ? std::string("''") : std::string(1, c);
-        out.push_back("ATTACH DATABASE '" + quoted + "' AS snap");
-        out.push_back("PRAGMA snap.journal_mode=WAL");
-        out.push_back("PRAGMA snap.synchronous=" + t.sqlite_synchronous);
-        // Snapshot rows (schema 007; SociStore::save_snapshot): appended in creation order
-        // (seq), which is also the order purge_snapshots removes them in; ids as 16-byte blobs;
-        // found by the id's first 8 bytes as an integer.
-        out.push_back("CREATE TABLE IF NOT EXISTS snap.search_snapshots (seq INTEGER PRIMARY KEY, "
-                      "id_hi INTEGER NOT NULL, id BLOB NOT NULL, user_id INTEGER NOT NULL, "
-                      "fingerprint TEXT NOT NULL, created_us INTEGER NOT NULL, expires_us INTEGER "
-                      "NOT NULL, note_ids BLOB NOT NULL)");
-        out.push_back("CREATE INDEX IF NOT EXISTS snap.search_snapshots_by_id ON search_snapshots (id_hi)");
         return out;
     }
     // IMMEDIATE takes the write lock at BEGIN (waiting up to the busy timeout): a deferred
@@ -235,11 +218,10 @@ public:
         return "(" + col + " < :k OR (" + col + " = :k2 AND " + id + " < :kid))";
     }
     std::string count_star() const override { return "CAST(COUNT(*) AS SIGNED)"; }
-    // For a keyset page ORDER BY ... DESC LIMIT n, MariaDB 10.11 prefers a table scan over the
-    // range (it is not covering) and then reads the user's whole index range in order from the
-    // newest note (ref on user_id), filtering up to the cursor: 15,102 rows and 45,420 pages at
-    // 3/4 of a 20,000-note walk (ANALYZE FORMAT=JSON), 30-75 ms, against 101 rows and 313 pages
-    // for the range it takes when the index is forced.
+    // For a keyset page ORDER BY ... DESC LIMIT n, MariaDB prefers a table scan over the range
+    // (it is not covering) and then reads the user's whole index range in order from the newest
+    // note, filtering up to the cursor: deep pages read most of the user's rows. Forced, the
+    // index gives the range, a page's rows and no more.
     std::string force_index(const std::string& index) const override {
         return " FORCE INDEX (" + index + ")";
     }
@@ -302,9 +284,9 @@ public:
     std::string lock_user() const override { return "SELECT id FROM users WHERE id = :u FOR UPDATE"; }
     bool insert_returns_id() const override { return true; }
     // After five executions a prepared statement may switch to a generic plan, which estimates
-    // few rows per (user, term): postings_at's IN lists then became a filter over all of a
-    // frequent term's rows (18,000 rows: 13-27 ms per call in EXPLAIN ANALYZE on the bench
-    // data; a plain VALUES join was hash-joined, 4.8 ms; the lateral seeks take 0.17 ms).
+    // few rows per (user, term): postings_at's IN lists then become a filter over all of a
+    // frequent term's rows, and a plain VALUES join a hash join; only the lateral form keeps
+    // one seek per listed key.
     bool joins_key_lists() const override { return true; }
     std::string count_star() const override { return "CAST(COUNT(*) AS BIGINT)"; }
     std::string table_exists() const override {
@@ -366,7 +348,7 @@ std::vector<std::string> Dialect::wait_limits(int) const { return {}; }
 
 // Search snapshots are written on every search; in the main file each such commit would make
 // every other connection drop its page cache (SQLite resets it whenever the WAL has changed
-// since its last read), so they live in a file of their own (doc/benchmarks.md).
+// since its last read), so they live in a file of their own.
 std::string sqlite_snapshots_file(const DbTarget& t) {
     const std::string& db = t.sqlite_file;
     if (db == ":memory:" || db.rfind("file::memory:", 0) == 0) return ":memory:";
@@ -388,7 +370,7 @@ DbTarget parse_connection_string(const std::string& conn) {
 
 std::unique_ptr<Dialect> make_dialect(Backend b) {
     // Workers and notesctl are single-threaded and never share a connection between threads:
-    // SQLite then needs no mutex per call (about 5% of a search). Only possible before SQLite
+    // SQLite then needs no mutex per call, a cost on every call. Only possible before SQLite
     // initialises; later calls fail harmlessly and keep the default.
     static const bool multithread_mode =
         sqlite_api::sqlite3_config(SQLITE_CONFIG_MULTITHREAD) == SQLITE_OK;

@@ -1,12 +1,10 @@
 #include "store/soci_store.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <stdexcept>
 
+#include "store/index_rows.hpp"
+#include "store/index_sqlite.hpp"
 #include "store/soci_stmt.hpp"
 #include "base/util.hpp"
 
@@ -14,41 +12,8 @@ namespace notesd {
 
 using detail::fetch_one;
 using detail::Prep;
-using detail::ReadStmts;
 
 namespace {
-
-// Keyset sentinel for a first page: above every canonical uuid (hex digits and '-') in byte
-// order and in the usual collations, so `(sort, id) < (max, "g")` admits every row.
-const char kAboveAnyUuid[] = "g";
-
-bool unfiltered(const TimeRange& r) { return r == TimeRange{}; }
-
-// The keyset upper bound, tightened by the inclusive upper bound of the sort column: SQLite
-// uses only one upper bound for an index range, so without this a narrow date range would
-// scan every newer row first. The date predicate itself stays in the SQL.
-void keyset_start(long long& k, long long& k2, std::string& kid, const std::optional<PageKey>& after,
-                  long long sort_max) {
-    k = after ? after->sort_us : kMaxTime;
-    kid = after ? after->id : kAboveAnyUuid;
-    if (sort_max < k) {
-        k = sort_max;
-        kid = kAboveAnyUuid;
-    }
-    k2 = k;
-}
-
-std::vector<std::string> split_ids(const std::string& s) {
-    std::vector<std::string> out;
-    std::size_t b = 0;
-    while (b < s.size()) {
-        std::size_t e = s.find(',', b);
-        if (e == std::string::npos) e = s.size();
-        if (e > b) out.push_back(s.substr(b, e - b));
-        b = e + 1;
-    }
-    return out;
-}
 
 // Server parameters (blank-separated `key=value` tokens, values possibly quoted) with any
 // connect_timeout replaced by `seconds`: the configured timeout wins over the string's.
@@ -71,31 +36,7 @@ std::string with_connect_timeout(const std::string& params, int seconds) {
     return out + (out.empty() ? "" : " ") + "connect_timeout=" + std::to_string(seconds);
 }
 
-void set_note_params(detail::NoteParams& p, long long user_id, const NoteFilter& f,
-                     long long coll) {
-    p.u = user_id;
-    p.coll = coll;
-    p.cmin = f.created.min_us;
-    p.cmax = f.created.max_us;
-    p.umin = f.updated.min_us;
-    p.umax = f.updated.max_us;
-    p.mask = p.mask2 = f.flags_any;
-}
-
 }  // namespace
-
-NoteItem detail::to_note(const detail::NoteRow& r, bool with_content) {
-    NoteItem n;
-    n.id = r.uuid;
-    n.title = r.title;
-    n.snippet = r.snippet;
-    if (with_content) n.content = r.content;
-    n.created_us = r.created;
-    n.updated_us = r.updated;
-    n.collection_ids = split_ids(r.colls);
-    n.audio_recording_ids = split_ids(r.audios);
-    return n;
-}
 
 std::unique_ptr<Store> open_store(const std::string& connection_string) {
     return std::make_unique<SociStore>(parse_connection_string(connection_string));
@@ -119,8 +60,8 @@ std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string)
 std::unique_ptr<Store> open_store(const std::string& connection_string, int busy_timeout_ms,
                                   int connect_timeout_s) {
     DbTarget t = parse_connection_string(connection_string);
-    // The pages beyond the mapped first 2 GB (mmap_mb) are read with pread: cached by the
-    // connection, a search makes ~8 of those calls instead of ~49 (doc/benchmarks.md).
+    // The pages beyond the mapped first 2 GB (mmap_mb) are read with pread: a larger page cache
+    // per connection keeps most of a search's pages from one request to the next.
     default_cache(t, 256);
     if (busy_timeout_ms < 0) throw std::invalid_argument("busy timeout must not be negative");
     if (connect_timeout_s < 0) throw std::invalid_argument("connect timeout must not be negative");
@@ -130,8 +71,22 @@ std::unique_ptr<Store> open_store(const std::string& connection_string, int busy
     return std::make_unique<SociStore>(std::move(t));
 }
 
+std::unique_ptr<detail::IndexStrategy> detail::make_index_strategy(
+    Backend backend, soci::session& session, const Dialect& dialect,
+    CollectionLookup find_collection) {
+    if (backend == Backend::Sqlite)
+        return std::make_unique<SqliteIndex>(session, dialect, std::move(find_collection));
+    return std::make_unique<RowIndex>(session, dialect, std::move(find_collection));
+}
+
 SociStore::SociStore(DbTarget target)
-    : target_(std::move(target)), dialect_(make_dialect(target_.backend)) {
+    : target_(std::move(target)),
+      dialect_(make_dialect(target_.backend)),
+      index_(detail::make_index_strategy(
+          target_.backend, sql_, *dialect_,
+          [this](long long user_id, const std::string& uuid, long long* note_count) {
+              return find_collection(user_id, uuid, note_count);
+          })) {
     guarded("open", [&] { connect(); });
 }
 
@@ -142,32 +97,9 @@ void SociStore::connect() {
     setup_session();
 }
 
-namespace {
-
-// Creates `path`, when missing, as an empty file (an empty SQLite database) with the permissions
-// of `model` and, made by root (notesctl run as root), its owner: SQLite treats its -wal and
-// -shm files so, and the workers must write it. Failures are left to the SQLite open that follows.
-void create_like(const std::string& path, const std::string& model) {
-    struct stat m {};
-    const bool have_model = ::stat(model.c_str(), &m) == 0;
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                          have_model ? (m.st_mode & 0666) : 0644);
-    if (fd < 0) return;  // exists, or the open that follows says why
-    if (have_model && ::geteuid() == 0) {
-        const int rc = ::fchown(fd, m.st_uid, m.st_gid);
-        (void)rc;  // on failure the file stays root's, and the workers' searches say so
-    }
-    ::close(fd);
-}
-
-}  // namespace
-
 void SociStore::setup_session() {
-    // created here: ATTACH could not create the snapshots file under `nocreate`
-    if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly)
-        if (const std::string snap = sqlite_snapshots_file(target_); snap != ":memory:")
-            create_like(snap, target_.sqlite_file);
     for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
+    for (const std::string& s : index_->session_setup(target_)) sql_ << s;
     if (target_.backend == Backend::Sqlite) {
         lite_.busy_timeout_ms = target_.busy_timeout_ms;
         detail::tune_sqlite_session(sql_, lite_);
@@ -191,21 +123,11 @@ void SociStore::housekeeping() noexcept {
 void SociStore::drop_statements() {
     reads_.reset();
     writes_.reset();
-    search_.reset();
+    index_->drop_statements();
 }
 
-ReadStmts& SociStore::reads() {
-    if (!reads_) reads_ = std::make_unique<ReadStmts>(sql_, *dialect_);
-    return *reads_;
-}
-
-detail::SearchStmts& SociStore::searches() {
-    if (!search_) search_ = std::make_unique<detail::SearchStmts>(sql_, *dialect_);
-    return *search_;
-}
-
-detail::WriteStmts& SociStore::writes() {
-    if (!writes_) writes_ = std::make_unique<detail::WriteStmts>(sql_, *dialect_);
+detail::WriteStatements& SociStore::writes() {
+    if (!writes_) writes_ = std::make_unique<detail::WriteStatements>(sql_, *dialect_);
     return *writes_;
 }
 
@@ -220,121 +142,6 @@ bool SociStore::table_exists(const std::string& name) {
     long long n = 0;
     sql_ << dialect_->table_exists(), soci::into(n), soci::use(name, "name");
     return n > 0;
-}
-
-// ---- request path ----
-
-std::optional<Principal> SociStore::find_token(const std::string& token_hash) {
-    return guarded("find_token", [&]() -> std::optional<Principal> {
-        ReadStmts& r = reads();
-        r.token_hash = token_hash;
-        if (!fetch_one(r.find_token)) return std::nullopt;
-        return Principal{r.tok_user, r.tok_id};
-    });
-}
-
-long long SociStore::find_collection(long long user_id, const std::string& uuid,
-                                     long long* note_count) {
-    const std::optional<std::string> id = parse_uuid(uuid);
-    if (!id) return 0;
-    ReadStmts& r = reads();
-    r.u = user_id;
-    r.cuuid = *id;
-    if (!fetch_one(r.find_coll)) return 0;
-    if (note_count) *note_count = r.ccount;
-    return r.cid;
-}
-
-long long SociStore::count_notes(long long user_id, const NoteFilter& f) {
-    return guarded("count_notes", [&]() -> long long {
-        ReadStmts& r = reads();
-        const bool plain = unfiltered(f.created) && unfiltered(f.updated) && f.flags_any == 0;
-        long long coll = 0;
-        if (f.collection_id) {
-            long long maintained = 0;
-            coll = find_collection(user_id, *f.collection_id, &maintained);
-            if (coll == 0) return 0;
-            if (plain) return maintained;
-        } else if (plain) {
-            r.u = user_id;
-            return fetch_one(r.user_counts) ? r.user_notes : 0;
-        }
-        set_note_params(r.np, user_id, f, coll);
-        soci::statement& st = r.note_count(coll != 0);
-        return fetch_one(st) ? r.count : 0;
-    });
-}
-
-std::vector<NoteItem> SociStore::list_notes(long long user_id, const NoteFilter& f, OrderBy order,
-                                            const std::optional<PageKey>& after, int limit,
-                                            bool with_content) {
-    if (limit <= 0) return {};
-    return guarded("list_notes", [&] {
-        std::vector<NoteItem> out;
-        ReadStmts& r = reads();
-        long long coll = 0;
-        if (f.collection_id) {
-            coll = find_collection(user_id, *f.collection_id, nullptr);
-            if (coll == 0) return out;
-        }
-        set_note_params(r.np, user_id, f, coll);
-        keyset_start(r.np.k, r.np.k2, r.np.kid, after,
-                     order == OrderBy::UpdatedAt ? f.updated.max_us : f.created.max_us);
-        r.np.lim = limit;
-        soci::statement& st = r.note_list(order, coll != 0, with_content);
-        out.reserve(static_cast<std::size_t>(limit));
-        st.execute();
-        while (st.fetch()) out.push_back(detail::to_note(r.nr, with_content));
-        detail::end_read(st);
-        return out;
-    });
-}
-
-long long SociStore::count_collections(long long user_id, const CollectionFilter& f) {
-    return guarded("count_collections", [&]() -> long long {
-        ReadStmts& r = reads();
-        if (unfiltered(f.created) && unfiltered(f.updated)) {
-            r.u = user_id;
-            return fetch_one(r.user_counts) ? r.user_colls : 0;
-        }
-        r.cp.u = user_id;
-        r.cp.cmin = f.created.min_us;
-        r.cp.cmax = f.created.max_us;
-        r.cp.umin = f.updated.min_us;
-        r.cp.umax = f.updated.max_us;
-        return fetch_one(r.coll_count()) ? r.count : 0;
-    });
-}
-
-std::vector<CollectionItem> SociStore::list_collections(long long user_id,
-                                                        const CollectionFilter& f, OrderBy order,
-                                                        const std::optional<PageKey>& after,
-                                                        int limit) {
-    if (limit <= 0) return {};
-    return guarded("list_collections", [&] {
-        ReadStmts& r = reads();
-        detail::CollParams& p = r.cp;
-        p.u = user_id;
-        p.cmin = f.created.min_us;
-        p.cmax = f.created.max_us;
-        p.umin = f.updated.min_us;
-        p.umax = f.updated.max_us;
-        keyset_start(p.k, p.k2, p.kid, after,
-                     order == OrderBy::UpdatedAt ? f.updated.max_us : f.created.max_us);
-        p.lim = limit;
-        soci::statement& st = r.coll_list(order);
-        std::vector<CollectionItem> out;
-        out.reserve(static_cast<std::size_t>(limit));
-        st.execute();
-        while (st.fetch()) {
-            const detail::CollRow& c = r.cr;
-            CollectionItem item{c.uuid, c.title, std::nullopt, c.created, c.updated, c.count};
-            if (c.desc_ind == soci::i_ok) item.description = c.description;
-            out.push_back(std::move(item));
-        }
-        detail::end_read(st);
-        return out;
-    });
 }
 
 // ---- administration ----

@@ -1,4 +1,6 @@
-// The one SOCI implementation of Store for every backend; backend differences come from Dialect.
+// The one SOCI implementation of Store for every backend: SQL differences come from Dialect,
+// how the search index is stored and read from its IndexStrategy (index_strategy.hpp), both
+// chosen when the store opens.
 #pragma once
 #include <soci/soci.h>
 
@@ -7,6 +9,7 @@
 #include <string>
 
 #include "store/dialect.hpp"
+#include "store/index_strategy.hpp"
 #include "store/migrations.hpp"
 #include "store/sqlite_direct.hpp"
 #include "store/store.hpp"
@@ -15,11 +18,9 @@ namespace notesd {
 
 
 namespace detail {
-struct ReadStmts;
-struct WriteStmts;
+struct ReadStatements;
+struct WriteStatements;
 struct NoteWrite;
-struct SearchStmts;
-struct IndexDelta;
 }  // namespace detail
 
 class SociStore final : public Store {
@@ -97,9 +98,8 @@ private:
     /// WAL size at which housekeeping checkpoints (SQLite's own automatic threshold).
     static constexpr int kCheckpointPages = 1000;
     void drop_statements();
-    detail::ReadStmts& reads();
-    detail::WriteStmts& writes();
-    detail::SearchStmts& searches();
+    detail::ReadStatements& reads();
+    detail::WriteStatements& writes();
     /// The id (and note_count) of the user's collection with this uuid; 0 when unknown.
     long long find_collection(long long user_id, const std::string& uuid, long long* note_count);
     bool table_exists(const std::string& name);
@@ -123,9 +123,6 @@ private:
     /// Writes the netted changes (postings, term_df, users' counts) and clears them.
     void apply_index(long long user_id, detail::IndexDelta& delta);
     void apply_df(std::vector<std::pair<std::string, int>>& changes);
-    /// term_postings with a collection filter over the resolved collection ids.
-    std::vector<TermPosting> postings_in_collections(const std::vector<long long>& colls,
-                                                     long long coll_notes, int limit);
 
     DbTarget target_;
     std::unique_ptr<Dialect> dialect_;
@@ -133,9 +130,32 @@ private:
     bool lost_ = false;
     bool reading_ = false;  // inside begin_read (SQLite)
     detail::SqliteTuning lite_;  // SQLite: lock waits and checkpoints (sqlite_direct.hpp)
-    std::unique_ptr<detail::ReadStmts> reads_;
-    std::unique_ptr<detail::WriteStmts> writes_;
-    std::unique_ptr<detail::SearchStmts> search_;
+    std::unique_ptr<detail::ReadStatements> reads_;
+    std::unique_ptr<detail::WriteStatements> writes_;
+    std::unique_ptr<detail::IndexStrategy> index_;
 };
+
+template <class F>
+auto SociStore::guarded(const char* op, F&& f) -> decltype(f()) {
+    try {
+        if (lost_) {
+            sql_.reconnect();
+            setup_session();
+            lost_ = false;
+        }
+        return f();
+    } catch (const soci::soci_error& e) {
+        // Never what(): SOCI appends the statement and its bound values to it.
+        drop_statements();
+        // A failed reconnect is still a lost connection, whatever error the client reports.
+        const ErrorClass c = lost_ ? ErrorClass::ConnectionLost : dialect_->classify(e);
+        const std::string detail = std::string(op) + " (" + dialect_->describe(e) + ")";
+        if (c == ErrorClass::ConnectionLost) lost_ = true;
+        if (c == ErrorClass::ConnectionLost || c == ErrorClass::Unavailable)
+            throw StoreUnavailable("database busy or unavailable during " + detail);
+        throw std::runtime_error("database error during " + detail);
+    }
+}
+
 
 }  // namespace notesd

@@ -7,7 +7,9 @@
 #include <unordered_map>
 
 #include "index/positions.hpp"
+#include "index/postings_format.hpp"
 #include "store/soci_stmt.hpp"
+#include "store/soci_store.hpp"
 #include "base/util.hpp"
 
 namespace notesd {
@@ -15,7 +17,7 @@ namespace notesd {
 using detail::exec;
 using detail::fetch_one;
 using detail::NoteWrite;
-using detail::WriteStmts;
+using detail::WriteStatements;
 
 namespace {
 
@@ -71,11 +73,11 @@ void each_term(const std::string& f, F&& fn) {
     }
 }
 
-// Postings rows of one user (WriteStmts::u) inserted kBatchRows per statement; flush() writes
+// Postings rows of one user (WriteStatements::u) inserted kBatchRows per statement; flush() writes
 // the rest one by one.
 class PostingBuffer {
 public:
-    explicit PostingBuffer(detail::WriteStmts& w) : w_(w) {}
+    explicit PostingBuffer(detail::WriteStatements& w) : w_(w) {}
     void add(detail::PostingRow r) {
         w_.rows[n_++] = std::move(r);
         if (n_ == detail::kBatchRows) {
@@ -92,7 +94,7 @@ public:
     }
 
 private:
-    detail::WriteStmts& w_;
+    detail::WriteStatements& w_;
     std::size_t n_ = 0;
 };
 
@@ -125,31 +127,31 @@ using detail::count_terms;
 using detail::TermCount;
 
 NoteWrite prepare_note(const NoteInput& n) {
-    NoteWrite w;
-    w.in = &n;
-    w.id = canonical(n.id, "note");
+    NoteWrite note;
+    note.in = &n;
+    note.id = canonical(n.id, "note");
     need_utf8(n.title, "note title");
     need_utf8(n.snippet, "note snippet");
     need_utf8(n.content, "note content");
     for (const std::string& c : n.collection_ids) {
         std::string id = canonical(c, "collection");
-        if (std::find(w.collections.begin(), w.collections.end(), id) == w.collections.end())
-            w.collections.push_back(std::move(id));
+        if (std::find(note.collections.begin(), note.collections.end(), id) == note.collections.end())
+            note.collections.push_back(std::move(id));
     }
     std::vector<std::string> audio;
     for (const Attachment& a : n.attachments) {
-        w.attachment_ids.push_back(canonical(a.id, "attachment"));
+        note.attachment_ids.push_back(canonical(a.id, "attachment"));
         need_utf8(a.target, "attachment target");
-        if (a.kind == AttachmentKind::Audio) audio.push_back(w.attachment_ids.back());
+        if (a.kind == AttachmentKind::Audio) audio.push_back(note.attachment_ids.back());
     }
-    w.collections_text = join(w.collections);
-    w.audio_text = join(audio);
-    detail::uuid_halves(w.id, w.hi, w.lo);
+    note.collections_text = join(note.collections);
+    note.audio_text = join(audio);
+    detail::uuid_halves(note.id, note.hi, note.lo);
     need_utf8(n.title_terms, "note title terms");
     need_utf8(n.body_terms, "note body terms");
     need_utf8(n.plain_text, "note plain text");
     if (n.title_len < 0 || n.body_len < 0) throw std::invalid_argument("negative term count");
-    w.terms = count_terms(n.title_terms, n.body_terms);
+    note.terms = count_terms(n.title_terms, n.body_terms);
     std::string s = "notesd-note-v2|";
     field(s, n.title);
     field(s, n.snippet);
@@ -157,9 +159,9 @@ NoteWrite prepare_note(const NoteInput& n) {
     field(s, std::to_string(n.created_us));
     field(s, std::to_string(n.updated_us));
     field(s, std::to_string(n.flags));
-    field(s, w.collections_text);
+    field(s, note.collections_text);
     for (std::size_t i = 0; i < n.attachments.size(); ++i) {
-        field(s, w.attachment_ids[i]);
+        field(s, note.attachment_ids[i]);
         field(s, kind_name(n.attachments[i].kind));
         field(s, n.attachments[i].target);
     }
@@ -169,82 +171,82 @@ NoteWrite prepare_note(const NoteInput& n) {
     field(s, std::to_string(n.title_len));
     field(s, std::to_string(n.body_len));
     field(s, n.plain_text);
-    w.hash = sha256_hex(s);
-    return w;
+    note.hash = sha256_hex(s);
+    return note;
 }
 
 }  // namespace
 
 void SociStore::lock_user(long long user_id) {
-    WriteStmts& w = writes();
-    w.u = user_id;
+    WriteStatements& w = writes();
+    w.user_id = user_id;
     if (!fetch_one(w.lock_user)) throw std::invalid_argument("no such user");
 }
 
 void SociStore::upsert_collection(const CollectionInput& c, std::map<std::string, long long>& ids,
                                   detail::IndexDelta& delta) {
-    WriteStmts& w = writes();
-    w.cuuid = c.id;
+    WriteStatements& w = writes();
+    w.collection_uuid = c.id;
     w.title = c.title;
     w.description = c.description.value_or("");
-    w.desc_ind = c.description ? soci::i_ok : soci::i_null;
-    w.created = c.created_us;
-    w.updated = c.updated_us;
-    if (fetch_one(w.coll_find)) {
-        ids[c.id] = w.o_id;
-        const bool had_desc = w.o_desc_ind == soci::i_ok;
-        const bool same = w.o_title == c.title && had_desc == c.description.has_value() &&
-                          (!had_desc || w.o_desc == *c.description) &&
-                          w.o_created == c.created_us && w.o_updated == c.updated_us;
+    w.description_ind = c.description ? soci::i_ok : soci::i_null;
+    w.created_us = c.created_us;
+    w.updated_us = c.updated_us;
+    if (fetch_one(w.collection_find)) {
+        ids[c.id] = w.found_id;
+        const bool had_desc = w.found_description_ind == soci::i_ok;
+        const bool same = w.found_title == c.title && had_desc == c.description.has_value() &&
+                          (!had_desc || w.found_description == *c.description) &&
+                          w.found_created_us == c.created_us && w.found_updated_us == c.updated_us;
         if (same) return;
-        w.id = w.o_id;
-        exec(w.coll_update);
+        w.row_id = w.found_id;
+        exec(w.collection_update);
         return;
     }
-    ids[c.id] = run_insert(w.coll_insert, "collections", w.new_id);
+    ids[c.id] = run_insert(w.collection_insert, "collections", w.inserted_id);
     ++delta.collections;
 }
 
 // Resolves the note's collections first, so an unknown one fails before anything is written.
 WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, long long>& ids,
                                     detail::IndexDelta& delta) {
-    WriteStmts& w = writes();
+    WriteStatements& w = writes();
     for (const std::string& c : n.collections) {
         if (ids.count(c)) continue;
-        w.cuuid = c;
-        if (!fetch_one(w.coll_find))
+        w.collection_uuid = c;
+        if (!fetch_one(w.collection_find))
             throw std::invalid_argument("note " + n.id + " names an unknown collection " + c);
-        ids[c] = w.o_id;
+        ids[c] = w.found_id;
     }
-    w.uuid = n.id;
+    w.note_uuid = n.id;
     const bool existed = fetch_one(w.note_find);
-    if (existed && w.o_hash == n.hash) return WriteOutcome::Unchanged;
-    long long note_id = w.o_id;
+    if (existed && w.found_hash == n.hash) return WriteOutcome::Unchanged;
+    long long note_id = w.found_id;
     // The stored index is read before the update overwrites it.
     if (existed) reindex_note(&n, note_id, true, n.id, delta);
     const NoteInput& in = *n.in;
     w.title = in.title;
     w.snippet = in.snippet;
     w.content = in.content;
-    w.created = in.created_us;
-    w.updated = in.updated_us;
+    w.created_us = in.created_us;
+    w.updated_us = in.updated_us;
     w.flags = in.flags;
-    w.colls = n.collections_text;
-    w.audios = n.audio_text;
-    w.hash = n.hash;
+    w.collection_uuids = n.collections_text;
+    w.audio_uuids = n.audio_text;
+    w.content_hash = n.hash;
     w.title_terms = in.title_terms;
     w.body_terms = in.body_terms;
     w.title_len = in.title_len;
     w.body_len = in.body_len;
     w.plain_text = in.plain_text;
     if (existed) {
-        w.id = note_id;
+        w.row_id = note_id;
         exec(w.note_update);
         exec(w.text_update);
     } else {
-        w.uuid = n.id;
-        note_id = run_insert(w.note_insert, "notes", w.new_id);
-        w.id = note_id;
+        w.note_uuid = n.id;
+        note_id = run_insert(w.note_insert, "notes", w.inserted_id);
+        w.row_id = note_id;
         exec(w.text_insert);
         ++delta.notes;
         reindex_note(&n, note_id, false, n.id, delta);
@@ -258,25 +260,25 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
 // its term's counts change; a note's other rows stay as they are.
 void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed,
                              const std::string& uuid, detail::IndexDelta& delta) {
-    WriteStmts& w = writes();
+    WriteStatements& w = writes();
     long long hi = 0, lo = 0;
     detail::uuid_halves(uuid, hi, lo);
     std::vector<TermCount> old_terms;
     long long old_updated = 0, old_created = 0, old_flags = 0, old_lens = 0;
     if (existed) {
-        w.id = note_id;
-        if (!fetch_one(w.note_old_index)) throw std::runtime_error("note vanished while indexing");
-        old_terms = count_terms(w.on_title_terms, w.on_body_terms);
-        delta.title_tokens -= w.on_title_len;
-        delta.body_tokens -= w.on_body_len;
-        old_updated = w.on_updated;
-        old_created = w.on_created;
-        old_flags = w.on_flags;
-        old_lens = detail::pack_pair(w.on_title_len, w.on_body_len);
+        w.row_id = note_id;
+        if (!fetch_one(w.note_stored_index)) throw std::runtime_error("note vanished while indexing");
+        old_terms = count_terms(w.old_title_terms, w.old_body_terms);
+        delta.title_tokens -= w.old_title_len;
+        delta.body_tokens -= w.old_body_len;
+        old_updated = w.old_updated_us;
+        old_created = w.old_created_us;
+        old_flags = w.old_flags;
+        old_lens = pack_pair(w.old_title_len, w.old_body_len);
     }
     static const std::vector<TermCount> kNone;
     const std::vector<TermCount>& new_terms = n ? n->terms : kNone;
-    const long long new_lens = n ? detail::pack_pair(n->in->title_len, n->in->body_len) : 0;
+    const long long new_lens = n ? pack_pair(n->in->title_len, n->in->body_len) : 0;
     const bool moved = !n || old_updated != n->in->updated_us ||
                        old_created != n->in->created_us || old_flags != n->in->flags ||
                        old_lens != new_lens;
@@ -300,7 +302,7 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
         if (!had) delta.df.emplace_back(t.term, +1);
         if (!same || moved)
             delta.add(detail::PostingKey{t.term, n->in->updated_us, hi, lo}, note_id,
-                      n->in->created_us, n->in->flags, detail::pack_pair(t.title_tf, t.body_tf),
+                      n->in->created_us, n->in->flags, pack_pair(t.title_tf, t.body_tf),
                       new_lens, t.pos);
     }
 }
@@ -308,22 +310,11 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
 // Sorting makes the writes B-tree ordered. Per posting key the first change tells whether the
 // row exists now (a removal: it does) and the last one whether it must exist afterwards.
 void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
-    WriteStmts& w = writes();
-    w.u = user_id;
+    WriteStatements& w = writes();
+    w.user_id = user_id;
     std::vector<detail::IndexDelta::Op>& ops = delta.ops;
     std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
-    if (detail::PackedPostings* packed = searches().packed()) {
-        // Blocks holding a key whose row changes go first (sqlite_packed.hpp), term by term.
-        std::vector<detail::ListKey> keys;
-        for (std::size_t i = 0; i < ops.size();) {
-            std::size_t j = i;
-            keys.clear();
-            for (; j < ops.size() && ops[j].key.term == ops[i].key.term; ++j)
-                keys.push_back(detail::ListKey{ops[j].key.updated, ops[j].key.hi, ops[j].key.lo});
-            packed->invalidate(user_id, ops[i].key.term, keys);
-            i = j;
-        }
-    }
+    index_->before_postings_write(user_id, ops);
     PostingBuffer inserts(w);
     for (std::size_t i = 0; i < ops.size();) {
         std::size_t j = i + 1;
@@ -331,26 +322,26 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
         const detail::IndexDelta::Op& last = ops[j - 1];
         const bool existed = !ops[i].add;
         if (existed) {  // deleted at once, so a later insert of the same key cannot collide
-            w.p_term = ops[i].key.term;
-            w.p_updated = ops[i].key.updated;
-            w.p_hi = ops[i].key.hi;
-            w.p_lo = ops[i].key.lo;
+            w.term = ops[i].key.term;
+            w.posting_updated_us = ops[i].key.updated_us;
+            w.posting_uid_hi = ops[i].key.uid_hi;
+            w.posting_uid_lo = ops[i].key.uid_lo;
             exec(w.posting_delete);
         }
         if (last.add)
-            inserts.add(detail::PostingRow{ops[i].key.term, ops[i].key.updated, ops[i].key.hi,
-                                           ops[i].key.lo, last.note_id, last.created, last.flags,
+            inserts.add(detail::PostingRow{ops[i].key.term, ops[i].key.updated_us, ops[i].key.uid_hi,
+                                           ops[i].key.uid_lo, last.note_id, last.created_us, last.flags,
                                            last.tfs, last.lens, last.pos});
         i = j;
     }
     inserts.flush();
     apply_df(delta.df);
     if (delta.notes || delta.collections || delta.title_tokens || delta.body_tokens) {
-        w.dn = delta.notes;
-        w.dc = delta.collections;
-        w.dtt = delta.title_tokens;
-        w.dbt = delta.body_tokens;
-        exec(w.user_bump);
+        w.notes_delta = delta.notes;
+        w.collections_delta = delta.collections;
+        w.title_tokens_delta = delta.title_tokens;
+        w.body_tokens_delta = delta.body_tokens;
+        exec(w.user_counts_add);
     }
     delta = detail::IndexDelta();
 }
@@ -359,7 +350,7 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
 // (each term once per statement), the rest one per statement; a decrease that empties the row
 // deletes it (df = -change), another one updates it.
 void SociStore::apply_df(std::vector<std::pair<std::string, int>>& changes) {
-    WriteStmts& w = writes();
+    WriteStatements& w = writes();
     std::sort(changes.begin(), changes.end());
     std::size_t pending = 0;  // increases in w.df_terms / w.df_deltas
     for (std::size_t i = 0; i < changes.size();) {
@@ -378,10 +369,10 @@ void SociStore::apply_df(std::vector<std::pair<std::string, int>>& changes) {
             }
             continue;
         }
-        w.p_term = term;
-        w.df_gone = -d;
-        exec(w.df_drop);
-        if (w.df_drop.get_affected_rows() > 0) continue;
+        w.term = term;
+        w.df_when_gone = -d;
+        exec(w.df_delete_if);
+        if (w.df_delete_if.get_affected_rows() > 0) continue;
         w.df_delta = d;
         exec(w.df_add);
         if (w.df_add.get_affected_rows() == 0)
@@ -400,25 +391,25 @@ void SociStore::apply_df(std::vector<std::pair<std::string, int>>& changes) {
 // moves collections.note_count by the difference between the old and new link sets.
 void SociStore::relink_note(const NoteWrite& n, long long note_id, bool existed,
                             const std::map<std::string, long long>& ids) {
-    WriteStmts& w = writes();
-    w.id = note_id;
+    WriteStatements& w = writes();
+    w.row_id = note_id;
     std::vector<long long> old_links;
     if (existed) {
         w.note_links.execute();
-        while (w.note_links.fetch()) old_links.push_back(w.link);
+        while (w.note_links.fetch()) old_links.push_back(w.linked_collection_id);
         exec(w.links_delete);
-        exec(w.att_delete);
+        exec(w.attachments_delete);
     }
     std::vector<long long> new_links;
     for (const std::string& c : n.collections) new_links.push_back(ids.at(c));
     for (long long c : new_links) {
-        w.cid = c;
+        w.collection_id = c;
         exec(w.link_insert);
     }
     auto bump = [&](long long c, long long delta) {
-        w.cid = c;
-        w.delta = delta;
-        exec(w.coll_bump);
+        w.collection_id = c;
+        w.note_count_delta = delta;
+        exec(w.collection_count_add);
     };
     for (long long c : old_links)
         if (std::find(new_links.begin(), new_links.end(), c) == new_links.end()) bump(c, -1);
@@ -426,10 +417,10 @@ void SociStore::relink_note(const NoteWrite& n, long long note_id, bool existed,
         if (std::find(old_links.begin(), old_links.end(), c) == old_links.end()) bump(c, +1);
     const std::vector<Attachment>& atts = n.in->attachments;
     for (std::size_t i = 0; i < atts.size(); ++i) {
-        w.auuid = n.attachment_ids[i];
+        w.attachment_uuid = n.attachment_ids[i];
         w.kind = kind_name(atts[i].kind);
         w.target = atts[i].target;
-        exec(w.att_insert);
+        exec(w.attachment_insert);
     }
 }
 
@@ -475,7 +466,7 @@ void SociStore::rebuild_postings() {
         long long note = 0, created = 0, flags = 0, tfs = 0, lens = 0;
         std::string pos;
     };
-    WriteStmts& w = writes();
+    WriteStatements& w = writes();
     long long last = 0, lim = 1000, id = 0, user = 0, updated = 0, created = 0, flags = 0;
     long long tlen = 0, blen = 0;
     std::string uuid, tt, bt;
@@ -498,17 +489,17 @@ void SociStore::rebuild_postings() {
             detail::uuid_halves(uuid, hi, lo);
             for (TermCount& t : count_terms(tt, bt))
                 rows.push_back(Row{user, detail::PostingKey{t.term, updated, hi, lo}, id, created,
-                                   flags, detail::pack_pair(t.title_tf, t.body_tf),
-                                   detail::pack_pair(tlen, blen), std::move(t.pos)});
+                                   flags, pack_pair(t.title_tf, t.body_tf),
+                                   pack_pair(tlen, blen), std::move(t.pos)});
         }
         std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
             return a.user != b.user ? a.user < b.user : a.key < b.key;
         });
         PostingBuffer inserts(w);
         for (const Row& r : rows) {
-            if (r.user != w.u) inserts.flush();  // one statement holds one user's rows
-            w.u = r.user;
-            inserts.add(detail::PostingRow{r.key.term, r.key.updated, r.key.hi, r.key.lo, r.note,
+            if (r.user != w.user_id) inserts.flush();  // one statement holds one user's rows
+            w.user_id = r.user;
+            inserts.add(detail::PostingRow{r.key.term, r.key.updated_us, r.key.uid_hi, r.key.uid_lo, r.note,
                                            r.created, r.flags, r.tfs, r.lens, r.pos});
         }
         inserts.flush();
@@ -518,11 +509,10 @@ void SociStore::rebuild_postings() {
 
 long long SociStore::pack_postings(long long user_id) {
     return guarded("pack_postings", [&]() -> long long {
-        detail::PackedPostings* packed = searches().packed();
-        if (!packed) return 0;  // the server backends read rows
+        if (!index_->keeps_packed_copy()) return 0;  // the server backends read rows
         detail::WriteTxn tx(sql_, dialect_->begin_write());
         lock_user(user_id);
-        const long long written = packed->pack_user(user_id);
+        const long long written = index_->pack_user(user_id);
         tx.commit();
         return written;
     });
@@ -533,28 +523,28 @@ bool SociStore::delete_note(long long user_id, const std::string& note_id) {
     if (!id) return false;
     return guarded("delete_note", [&] {
         detail::WriteTxn tx(sql_, dialect_->begin_write());
-        WriteStmts& w = writes();
-        w.u = user_id;
+        WriteStatements& w = writes();
+        w.user_id = user_id;
         if (!fetch_one(w.lock_user)) return false;
-        w.uuid = *id;
+        w.note_uuid = *id;
         if (!fetch_one(w.note_find)) return false;
-        const long long nid = w.o_id;
+        const long long nid = w.found_id;
         detail::IndexDelta delta;
         reindex_note(nullptr, nid, true, *id, delta);
         delta.notes = -1;
-        w.id = nid;
+        w.row_id = nid;
         std::vector<long long> links;
         w.note_links.execute();
-        while (w.note_links.fetch()) links.push_back(w.link);
+        while (w.note_links.fetch()) links.push_back(w.linked_collection_id);
         for (long long c : links) {
-            w.cid = c;
-            w.delta = -1;
-            exec(w.coll_bump);
+            w.collection_id = c;
+            w.note_count_delta = -1;
+            exec(w.collection_count_add);
         }
         // Explicit deletes keep the counts right even on a connection without foreign keys.
-        w.id = nid;
+        w.row_id = nid;
         exec(w.links_delete);
-        exec(w.att_delete);
+        exec(w.attachments_delete);
         exec(w.text_delete);
         exec(w.note_delete);
         apply_index(user_id, delta);

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <typeinfo>
 
-#include "store/soci_stmt.hpp"
 
 namespace notesd::detail {
 namespace lite = sqlite_api;

@@ -1,8 +1,8 @@
 // What SociStore does through SQLite's own API, on the connection of a SOCI session.
 //
 // SqliteStmt: statements of the search's hot path (packed postings, key lookups, result pages,
-// stored terms) stepped without SOCI, whose per-row exchange of typed values cost about as much
-// as SQLite's own decoding of the row (doc/benchmarks.md). A statement is finalized with the
+// stored terms) stepped without SOCI, whose per-row exchange of typed values costs about as much
+// as SQLite's own decoding of the row. A statement is finalized with the
 // statement cache that owns it (SociStore drops that cache on every database error, before any
 // reconnect).
 //
@@ -70,12 +70,12 @@ bool is_sqlite_session(soci::session& s);
 
 /// Lock waits and checkpoints of one SQLite connection; must outlive the connection's use.
 ///  - Busy: retries every 50 us for the first millisecond, then every 500 us, until
-///    busy_timeout_ms. SQLite's own handler sleeps 1, 2, 5, 10... ms, so two workers writing
-///    a snapshot at the same moment turned a 60 us wait into milliseconds.
+///    busy_timeout_ms. SQLite's own handler sleeps 1, 2, 5, 10... ms, which turns the short
+///    waits of two workers writing a snapshot at the same moment into milliseconds.
 ///  - defer_checkpoints: the connection stops checkpointing the WAL when it commits (SQLite
-///    does so every 1,000 pages, in whichever request commits then, fsync included: up to
-///    ~90 ms measured) and records the WAL's size instead; checkpoint_if_due, called after a
-///    response is sent, does the work.
+///    does so every 1,000 pages, in whichever request commits then, fsync included) and
+///    records the WAL's size instead; checkpoint_if_due, called after a response is sent,
+///    does the work.
 struct SqliteTuning {
     int busy_timeout_ms = 5000;
     bool defer_checkpoints = false;

@@ -8,110 +8,19 @@
 #include <unordered_set>
 
 #include "base/log.hpp"
-#include "store/soci_stmt.hpp"
+#include "index/postings_format.hpp"
+#include "store/sqlite_direct.hpp"
 
 namespace notesd::detail {
 
 namespace {
-
-// ---- block codec: a format byte, then per row the key, created_us as 8 raw bytes each and the
-// small numbers as LEB128 varints (zigzag for signed ones) ----
-
-void put_varint(std::string& out, unsigned long long v) {
-    while (v >= 0x80) {
-        out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-        v >>= 7;
-    }
-    out.push_back(static_cast<char>(v));
-}
-
-unsigned long long zigzag(long long v) {
-    return (static_cast<unsigned long long>(v) << 1) ^ static_cast<unsigned long long>(v >> 63);
-}
-
-long long unzigzag(unsigned long long v) {
-    return static_cast<long long>(v >> 1) ^ -static_cast<long long>(v & 1);
-}
-
-void put_fixed(std::string& out, long long v) {
-    char b[8];
-    std::memcpy(b, &v, 8);
-    out.append(b, 8);
-}
-
-class Reader {
-public:
-    explicit Reader(std::string_view d) : p_(d.data()), end_(d.data() + d.size()) {}
-    bool varint(unsigned long long& v) {
-        if (p_ < end_ && static_cast<unsigned char>(*p_) < 0x80) {  // most values: one byte
-            v = static_cast<unsigned char>(*p_++);
-            return true;
-        }
-        v = 0;
-        for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
-            const auto b = static_cast<unsigned char>(*p_++);
-            v |= static_cast<unsigned long long>(b & 0x7F) << shift;
-            if (b < 0x80) return true;
-        }
-        return false;
-    }
-    bool signed_varint(long long& v) {
-        unsigned long long u = 0;
-        if (!varint(u)) return false;
-        v = unzigzag(u);
-        return true;
-    }
-    bool fixed(long long& v) {
-        if (end_ - p_ < 8) return false;
-        std::memcpy(&v, p_, 8);
-        p_ += 8;
-        return true;
-    }
-    bool bytes(std::size_t n, std::string_view& s) {
-        if (static_cast<std::size_t>(end_ - p_) < n) return false;
-        s = std::string_view(p_, n);
-        p_ += n;
-        return true;
-    }
-    bool done() const { return p_ == end_; }
-
-private:
-    const char* p_;
-    const char* end_;
-};
-
-constexpr char kBlockFormat = 1;  // the first byte of every block
-
-// Calls fn(row, pos) for each of the n rows in order (row.pos left empty, pos a view into
-// data); fn returns false to stop. False when the data is malformed.
-template <class Fn>
-bool each_row(std::string_view data, long long n, Fn&& fn) {
-    if (data.empty() || data[0] != kBlockFormat) return false;
-    Reader r(data.substr(1));
-    PackedPosting row;
-    for (long long i = 0; i < n; ++i) {
-        unsigned long long tt = 0, bt = 0, tl = 0, bl = 0, len = 0;
-        std::string_view pos;
-        if (!r.fixed(row.updated_us) || !r.fixed(row.uid_hi) || !r.fixed(row.uid_lo) ||
-            !r.fixed(row.created_us) || !r.signed_varint(row.flags) || !r.varint(tt) ||
-            !r.varint(bt) || !r.varint(tl) || !r.varint(bl) || !r.varint(len) ||
-            !r.bytes(static_cast<std::size_t>(len), pos))
-            return false;
-        row.title_tf = static_cast<long long>(tt);
-        row.body_tf = static_cast<long long>(bt);
-        row.title_len = static_cast<long long>(tl);
-        row.body_len = static_cast<long long>(bl);
-        if (!fn(static_cast<const PackedPosting&>(row), pos)) return true;
-    }
-    return r.done();
-}
 
 // ---- SQLite statements ----
 
 using Stmt = SqliteStmt;
 
 void bind_key(Stmt& st, int i, const ListKey& k) {  // ?i, ?i+1, ?i+2
-    st.bind(i, k.us).bind(i + 1, k.hi).bind(i + 2, k.lo);
+    st.bind(i, k.updated_us).bind(i + 1, k.hi).bind(i + 2, k.lo);
 }
 
 ListKey key_at(const Stmt& st, int c) { return ListKey{st.i64(c), st.i64(c + 1), st.i64(c + 2)}; }
@@ -128,43 +37,11 @@ std::string sql(std::initializer_list<const char*> parts) {
 }
 
 bool passes(const PackedPosting& r, const PostingsWindow& w) {
-    return r.updated_us >= w.umin && r.updated_us <= w.umax && r.created_us >= w.cmin &&
-           r.created_us <= w.cmax && (w.mask == 0 || (r.flags & w.mask) != 0);
+    return r.updated_us >= w.updated_min && r.updated_us <= w.updated_max && r.created_us >= w.created_min &&
+           r.created_us <= w.created_max && (w.flags_any == 0 || (r.flags & w.flags_any) != 0);
 }
 
 }  // namespace
-
-std::string encode_block(const std::vector<PackedPosting>& rows) {
-    std::string out(1, kBlockFormat);
-    out.reserve(1 + rows.size() * 48);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const PackedPosting& r = rows[i];
-        if (i > 0 && r.updated_us > rows[i - 1].updated_us)
-            throw std::invalid_argument("block rows must be newest first");
-        if (r.title_tf < 0 || r.body_tf < 0 || r.title_len < 0 || r.body_len < 0)
-            throw std::invalid_argument("negative term count in a block row");
-        put_fixed(out, r.updated_us);
-        put_fixed(out, r.uid_hi);
-        put_fixed(out, r.uid_lo);
-        put_fixed(out, r.created_us);
-        put_varint(out, zigzag(r.flags));
-        put_varint(out, static_cast<unsigned long long>(r.title_tf));
-        put_varint(out, static_cast<unsigned long long>(r.body_tf));
-        put_varint(out, static_cast<unsigned long long>(r.title_len));
-        put_varint(out, static_cast<unsigned long long>(r.body_len));
-        put_varint(out, r.pos.size());
-        out += r.pos;
-    }
-    return out;
-}
-
-bool decode_block(std::string_view data, long long n, std::vector<PackedPosting>& out) {
-    return each_row(data, n, [&](const PackedPosting& r, std::string_view pos) {
-        out.push_back(r);
-        out.back().pos.assign(pos);
-        return true;
-    });
-}
 
 struct PackedPostings::Impl {
     explicit Impl(soci::session& s_) : s(s_) {}
@@ -198,13 +75,13 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
     const bool filtered = !(w == PostingsWindow{});
     Stmt& rows = filtered ? m.get(m.gap_rows, kGapSql) : m.get(m.gap_rows_all, kGapAllSql);
     auto read_gap = [&](const ListKey& from, const ListKey& to) {  // [from, to)
-        if (from.us > w.umax || to.us < w.umin || out.size() >= want) return;
+        if (from.updated_us > w.updated_max || to.updated_us < w.updated_min || out.size() >= want) return;
         rows.bind(1, user_id).bind(2, term);
         bind_key(rows, 3, from);
         bind_key(rows, 6, to);
         rows.bind(9, static_cast<long long>(want - out.size()));
         if (filtered)
-            rows.bind(10, w.umin).bind(11, w.umax).bind(12, w.cmin).bind(13, w.cmax).bind(14, w.mask);
+            rows.bind(10, w.updated_min).bind(11, w.updated_max).bind(12, w.created_min).bind(13, w.created_max).bind(14, w.flags_any);
         while (rows.step()) {
             out.push_back(unpack_posting(rows.i64(0), rows.i64(1), rows.i64(2), rows.i64(3), rows.i64(4),
                                          with_positions ? std::string(rows.text(5)) : std::string()));
@@ -214,7 +91,7 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
                                                "data FROM postings_packed WHERE user_id = ?1 AND "
                                                "term = ?2 AND lo_us <= ?3", kKeyOrder});
     Stmt& blocks = m.get(m.blocks, kBlocksSql);
-    blocks.bind(1, user_id).bind(2, term).bind(3, w.umax);
+    blocks.bind(1, user_id).bind(2, term).bind(3, w.updated_max);
     ListKey expect = kListEnd;  // the lowest key read so far: the next block should end there
     bool done = false;
     while (!done && blocks.step()) {
@@ -228,8 +105,8 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
         const std::size_t before = out.size();
         if (out.capacity() < out.size() + static_cast<std::size_t>(n))  // grow by 4x, not 2x
             out.reserve(std::min(want, std::max(out.size() + static_cast<std::size_t>(n), 4 * out.capacity())));
-        const bool ok = each_row(blocks.blob(7), n, [&](const PackedPosting& r, std::string_view pos) {
-            if (r.updated_us < w.umin) {
+        const bool ok = each_block_row(blocks.blob(7), n, [&](const PackedPosting& r, std::string_view pos) {
+            if (r.updated_us < w.updated_min) {
                 done = true;
                 return false;
             }
@@ -247,13 +124,13 @@ void PackedPostings::read(long long user_id, const std::string& term, const Post
         });
         if (!ok) {  // only a bug or a damaged file does this; the rows of its range keep results exact
             log_warn("malformed postings block: its rows are read instead",
-                     {{"user", user_id}, {"block_lo_us", lo.us}});
+                     {{"user", user_id}, {"block_lo_us", lo.updated_us}});
             out.resize(before);
             done = false;
             read_gap(lo, hi);
         }
         expect = lo;
-        if (out.size() >= want || lo.us < w.umin) done = true;
+        if (out.size() >= want || lo.updated_us < w.updated_min) done = true;
     }
     if (done) {
         blocks.reset();

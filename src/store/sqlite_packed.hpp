@@ -1,6 +1,6 @@
 // Packed postings on SQLite (schema 006): a read-optimised copy of the postings rows.
 //
-// Reading a term's postings row by row costs SQLite about 0.24 us a row (doc/benchmarks.md);
+// Reading a term's postings row by row costs SQLite a B-tree step and a row decode per row;
 // decoding the same rows from blobs of up to kPackRows rows costs a fraction of that. The rows
 // stay the truth and every write goes to them as before; postings_packed holds blocks, each an
 // exact copy of the rows of one (user, term) whose key (updated_us, uid_hi, uid_lo) lies in
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/model.hpp"
+#include "index/packed_block.hpp"
 
 namespace soci {
 class session;
@@ -30,36 +31,29 @@ constexpr long long kPackMinDf = 64;    ///< terms in fewer notes stay unpacked
 
 /// A position in a term's list: the postings key after (user_id, term).
 struct ListKey {
-    long long us = 0, hi = 0, lo = 0;
+    long long updated_us = 0, hi = 0, lo = 0;  ///< hi, lo: the note's uuid_halves
     bool operator<(const ListKey& o) const {
-        if (us != o.us) return us < o.us;
+        if (updated_us != o.updated_us) return updated_us < o.updated_us;
         return hi != o.hi ? hi < o.hi : lo < o.lo;
     }
-    bool operator==(const ListKey& o) const { return us == o.us && hi == o.hi && lo == o.lo; }
+    bool operator==(const ListKey& o) const {
+        return updated_us == o.updated_us && hi == o.hi && lo == o.lo;
+    }
     bool operator!=(const ListKey& o) const { return !(*this == o); }
 };
 /// Below / above every key of a real posting: the outer bounds of a term's tiling.
 constexpr ListKey kListStart{INT64_MIN, INT64_MIN, INT64_MIN};
 constexpr ListKey kListEnd{INT64_MAX, INT64_MAX, INT64_MAX};
 
-/// One postings row as a block holds it.
-struct PackedPosting {
-    long long updated_us = 0, uid_hi = 0, uid_lo = 0, created_us = 0, flags = 0;
-    long long title_tf = 0, body_tf = 0, title_len = 0, body_len = 0;
-    std::string pos;
-};
-
-/// The rows (newest first) as one block's data.
-std::string encode_block(const std::vector<PackedPosting>& rows);
-/// Decodes n rows of a block; false when the data is malformed (it is then not used).
-bool decode_block(std::string_view data, long long n, std::vector<PackedPosting>& out);
-
 /// The filters of term_postings without collections (SearchFilter's bounds and flags).
 struct PostingsWindow {
-    long long umin = INT64_MIN, umax = INT64_MAX, cmin = INT64_MIN, cmax = INT64_MAX;
-    long long mask = 0;
+    long long updated_min = INT64_MIN, updated_max = INT64_MAX;
+    long long created_min = INT64_MIN, created_max = INT64_MAX;
+    long long flags_any = 0;
     bool operator==(const PostingsWindow& o) const {
-        return umin == o.umin && umax == o.umax && cmin == o.cmin && cmax == o.cmax && mask == o.mask;
+        return updated_min == o.updated_min && updated_max == o.updated_max &&
+               created_min == o.created_min && created_max == o.created_max &&
+               flags_any == o.flags_any;
     }
 };
 

@@ -23,47 +23,13 @@
 #include "store/sqlite_packed.hpp"
 #include "store/store.hpp"
 #include "base/util.hpp"
+#include "store_fixture.hpp"
 
 using namespace notesd;
 
 namespace {
 
-struct SearchFixture {
-    std::string dir;
-    std::string conn;
-    std::unique_ptr<Store> store;
-
-    SearchFixture() {
-        const char* env = std::getenv("NOTESD_TEST_DB");
-        if (env && *env) {
-            conn = env;
-        } else {
-            const char* tmp = std::getenv("TMPDIR");
-            std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/notesd-search-XXXXXX";
-            if (!mkdtemp(&tmpl[0])) throw std::runtime_error("mkdtemp failed");
-            dir = tmpl;
-            conn = "sqlite3://db=" + dir + "/test.db";
-        }
-        store = open_store(conn);
-        store->migrate();
-    }
-    ~SearchFixture() {
-        store.reset();
-        if (dir.empty()) return;
-        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
-                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
-            std::remove((dir + f).c_str());
-        rmdir(dir.c_str());
-    }
-    long long user(const std::string& base) {
-        return store->add_user(base + "-" + new_uuid().substr(0, 8), 1000);
-    }
-    /// A second connection for reading the tables directly.
-    std::unique_ptr<soci::session> raw() const {
-        const DbTarget t = parse_connection_string(conn);
-        return std::make_unique<soci::session>(make_dialect(t.backend)->factory(), t.soci_params);
-    }
-};
+using SearchFixture = notesd::test::StoreFixture;
 
 std::vector<std::string> words(const std::string& s) {
     std::vector<std::string> out;
@@ -628,15 +594,15 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_006_packs_postings, SearchFixture) {
 // The block codec round-trips every field, negative and extreme values included, and refuses
 // truncated or trailing data instead of reading past it.
 BOOST_AUTO_TEST_CASE(packed_block_codec) {
-    using detail::PackedPosting;
+
     std::vector<PackedPosting> rows = {
         {INT64_MAX, INT64_MIN, INT64_MAX, 0, 15, 3, 7, 12, 900, "1;0,4"},
         {INT64_MAX / 2, -1, 0, INT64_MAX / 2 + 5, 0, 0, 1, 0, 2, ""},
         {1000, 42, -42, 1000, 1, 0, 0, 0, 0, std::string(300, 'p')},
         {-5, 0, 1, INT64_MIN, -3, 0x7fffffffLL, 0, 0x7fffffffLL, 1, "x"}};
-    const std::string data = detail::encode_block(rows);
+    const std::string data = encode_block(rows);
     std::vector<PackedPosting> back;
-    BOOST_REQUIRE(detail::decode_block(data, static_cast<long long>(rows.size()), back));
+    BOOST_REQUIRE(decode_block(data, static_cast<long long>(rows.size()), back));
     BOOST_REQUIRE_EQUAL(back.size(), rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
         BOOST_CHECK_EQUAL(back[i].updated_us, rows[i].updated_us);
@@ -652,14 +618,14 @@ BOOST_AUTO_TEST_CASE(packed_block_codec) {
     }
     for (std::size_t cut = 0; cut < data.size(); ++cut) {
         back.clear();
-        BOOST_CHECK(!detail::decode_block(data.substr(0, cut), static_cast<long long>(rows.size()), back));
+        BOOST_CHECK(!decode_block(data.substr(0, cut), static_cast<long long>(rows.size()), back));
     }
-    BOOST_CHECK(!detail::decode_block(data + "x", static_cast<long long>(rows.size()), back));
+    BOOST_CHECK(!decode_block(data + "x", static_cast<long long>(rows.size()), back));
     std::string other = data;
     other[0] = 2;  // another format
-    BOOST_CHECK(!detail::decode_block(other, static_cast<long long>(rows.size()), back));
+    BOOST_CHECK(!decode_block(other, static_cast<long long>(rows.size()), back));
     std::swap(rows[0], rows[2]);  // older before newer
-    BOOST_CHECK_THROW(detail::encode_block(rows), std::invalid_argument);
+    BOOST_CHECK_THROW(encode_block(rows), std::invalid_argument);
 }
 
 // postings_at: the rows of given notes by their whole key, with counts and positions; notes of

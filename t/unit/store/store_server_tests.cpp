@@ -17,45 +17,13 @@
 #include "store/soci_store.hpp"
 #include "store/store.hpp"
 #include "base/util.hpp"
+#include "store_fixture.hpp"
 
 using namespace notesd;
 
 namespace {
 
-struct ServerFixture {
-    std::string dir;
-    std::string conn;
-    DbTarget target;
-    std::unique_ptr<Store> store;
-
-    ServerFixture() {
-        const char* env = std::getenv("NOTESD_TEST_DB");
-        if (env && *env) {
-            conn = env;
-        } else {
-            std::string tmpl = "/tmp/notesd-store-server-XXXXXX";
-            if (!mkdtemp(&tmpl[0])) throw std::runtime_error("mkdtemp failed");
-            dir = tmpl;
-            conn = "sqlite3://db=" + dir + "/test.db";
-        }
-        target = parse_connection_string(conn);
-        store = open_store(conn);
-        store->migrate();
-    }
-    ~ServerFixture() {
-        store.reset();
-        if (dir.empty()) return;
-        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
-                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
-            std::remove((dir + f).c_str());
-        rmdir(dir.c_str());
-    }
-    bool server() const { return target.backend != Backend::Sqlite; }
-    /// A connection of our own to the same database, beside the store's.
-    std::unique_ptr<soci::session> raw() const {
-        return std::make_unique<soci::session>(make_dialect(target.backend)->factory(),
-                                               target.soci_params);
-    }
+struct ServerFixture : notesd::test::StoreFixture {
     /// Ids of the other connections to this database (MySQL thread ids, PostgreSQL pids).
     std::set<long long> other_connections(soci::session& s) const {
         const std::string q =

@@ -21,46 +21,16 @@
 #include "api/errors.hpp"
 #include "store/dialect.hpp"
 #include "store/migrations.hpp"
+#include "store/index_strategy.hpp"
 #include "store/soci_store.hpp"
 #include "store/store.hpp"
 #include "base/util.hpp"
+#include "store_fixture.hpp"
 
 using namespace notesd;
+using notesd::test::StoreFixture;
 
 namespace {
-
-struct StoreFixture {
-    std::string dir;
-    std::string conn;
-    std::unique_ptr<Store> store;
-
-    StoreFixture() {
-        const char* env = std::getenv("NOTESD_TEST_DB");
-        if (env && *env) {
-            conn = env;
-        } else {
-            const char* tmp = std::getenv("TMPDIR");
-            std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/notesd-store-XXXXXX";
-            if (!mkdtemp(&tmpl[0])) throw std::runtime_error("mkdtemp failed");
-            dir = tmpl;
-            conn = "sqlite3://db=" + dir + "/test.db";
-        }
-        store = open_store(conn);
-        store->migrate();
-    }
-    ~StoreFixture() {
-        store.reset();
-        if (dir.empty()) return;
-        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
-                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
-            std::remove((dir + f).c_str());
-        rmdir(dir.c_str());
-    }
-    bool sqlite() const { return parse_connection_string(conn).backend == Backend::Sqlite; }
-    long long user(const std::string& base) {
-        return store->add_user(base + "-" + new_uuid().substr(0, 8), 1000);
-    }
-};
 
 NoteInput note(const std::string& id, long long created, long long updated,
                std::vector<std::string> colls = {}, int flags = 0) {
@@ -193,8 +163,15 @@ BOOST_FIXTURE_TEST_CASE(sqlite_session_maps_the_main_file_only, StoreFixture) {
     BOOST_CHECK_EQUAL(sqlite_snapshots_file(parse_connection_string(conn)), dir + "/test.db-snapshots");
     BOOST_CHECK_EQUAL(sqlite_snapshots_file(parse_connection_string("sqlite3://db=:memory:")), ":memory:");
     const DbTarget t = parse_connection_string(conn);
-    soci::session s(make_dialect(Backend::Sqlite)->factory(), t.soci_params);
-    for (const std::string& st : make_dialect(Backend::Sqlite)->session_setup(t)) s << st;
+    // the session setup SociStore runs: the dialect's, then its index strategy's
+    const std::unique_ptr<Dialect> dialect = make_dialect(Backend::Sqlite);
+    auto setup = [&](soci::session& session, const DbTarget& target) {
+        for (const std::string& st : dialect->session_setup(target)) session << st;
+        auto index = detail::make_index_strategy(Backend::Sqlite, session, *dialect, nullptr);
+        for (const std::string& st : index->session_setup(target)) session << st;
+    };
+    soci::session s(dialect->factory(), t.soci_params);
+    setup(s, t);
     long long main_map = 0, snap_map = -1;
     s << "PRAGMA main.mmap_size", soci::into(main_map);
     s << "PRAGMA snap.mmap_size", soci::into(snap_map);
@@ -203,8 +180,8 @@ BOOST_FIXTURE_TEST_CASE(sqlite_session_maps_the_main_file_only, StoreFixture) {
     BOOST_CHECK_EQUAL(snap_map, 0);
     DbTarget off = t;
     off.sqlite_mmap_mb = 0;
-    soci::session o(make_dialect(Backend::Sqlite)->factory(), off.soci_params);
-    for (const std::string& st : make_dialect(Backend::Sqlite)->session_setup(off)) o << st;
+    soci::session o(dialect->factory(), off.soci_params);
+    setup(o, off);
     o << "PRAGMA main.mmap_size", soci::into(main_map);
     BOOST_CHECK_EQUAL(main_map, 0);
 }

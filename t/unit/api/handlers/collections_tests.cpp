@@ -14,11 +14,7 @@ using notesd::test::FakeNoteReader;
 
 namespace {
 
-struct CollectionsFixture {
-    FakeNoteReader reader;
-    CursorCodec cursors{"test secret"};
-    Principal who{FakeNoteReader::kUser, 1};
-
+struct CollectionsFixture : notesd::test::ListFixture {
     CollectionsFixture() {
         for (int i = 1; i <= 3; ++i) {
             CollectionItem c;

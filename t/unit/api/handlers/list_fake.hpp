@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/cursor.hpp"
 #include "store/store.hpp"
 
 namespace notesd::test {
@@ -75,6 +76,13 @@ private:
         }
         return out;
     }
+};
+
+/// A fake reader, a cursor codec and the principal of the fake's user.
+struct ListFixture {
+    FakeNoteReader reader;
+    CursorCodec cursors{"test secret"};
+    Principal who{FakeNoteReader::kUser, 1};
 };
 
 }  // namespace notesd::test

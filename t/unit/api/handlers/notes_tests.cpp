@@ -8,9 +8,11 @@
 #include "api/errors.hpp"
 #include "api/handlers/handlers.hpp"
 #include "api/json_io.hpp"
+#include "expect_error.hpp"
 #include "list_fake.hpp"
 
 using namespace notesd;
+using notesd::test::expect_api_error;
 using notesd::test::FakeNoteReader;
 
 namespace {
@@ -21,11 +23,7 @@ std::string uuid_of(int i) {
     return buf;
 }
 
-struct NotesFixture {
-    FakeNoteReader reader;
-    CursorCodec cursors{"test secret"};
-    Principal who{FakeNoteReader::kUser, 1};
-
+struct NotesFixture : notesd::test::ListFixture {
     NotesFixture() {
         for (int i = 1; i <= 5; ++i) {
             NoteItem n;
@@ -121,13 +119,7 @@ BOOST_FIXTURE_TEST_CASE(foreign_cursor_is_rejected_before_any_read, NotesFixture
          std::vector<std::pair<Principal, std::string>>{{Principal{8, 2}, req.query},
                                                         {who, req.query + "&order_by=created_at"}}) {
         req.query = query;
-        try {
-            list_notes(req, as, reader, cursors);
-            BOOST_FAIL("a cursor of another walk was accepted");
-        } catch (const ApiError& e) {
-            BOOST_CHECK_EQUAL(e.status(), 400);
-            BOOST_CHECK_EQUAL(e.kind(), "INVALID_CURSOR");
-        }
+        expect_api_error([&] { list_notes(req, as, reader, cursors); }, 400, "INVALID_CURSOR");
     }
     BOOST_CHECK(reader.count_calls.empty());
     BOOST_CHECK(reader.list_calls.empty());
@@ -136,13 +128,8 @@ BOOST_FIXTURE_TEST_CASE(foreign_cursor_is_rejected_before_any_read, NotesFixture
 BOOST_FIXTURE_TEST_CASE(bad_parameter_is_rejected_before_any_read, NotesFixture) {
     HttpRequest req;
     req.query = "limit=0";
-    try {
-        list_notes(req, who, reader, cursors);
-        BOOST_FAIL("limit=0 was accepted");
-    } catch (const ApiError& e) {
-        BOOST_CHECK_EQUAL(e.status(), 400);
-        BOOST_CHECK_EQUAL(e.field(), "limit");
-    }
+    expect_api_error([&] { list_notes(req, who, reader, cursors); }, 400, "INVALID_PARAMETER",
+                     "limit");
     BOOST_CHECK(reader.count_calls.empty() && reader.list_calls.empty());
 }
 

@@ -15,12 +15,14 @@
 #include "api/errors.hpp"
 #include "api/handlers/handlers.hpp"
 #include "api/json_io.hpp"
+#include "expect_error.hpp"
 #include "index/positions.hpp"
 #include "search/note_index.hpp"
 #include "store/store.hpp"
 #include "base/util.hpp"
 
 using namespace notesd;
+using notesd::test::expect_api_error;
 
 namespace {
 
@@ -216,16 +218,6 @@ struct SearchFixture {
     }
 };
 
-void check_api_error(const std::function<void()>& call, int status, const std::string& kind) {
-    try {
-        call();
-        BOOST_FAIL("expected " + kind);
-    } catch (const ApiError& e) {
-        BOOST_CHECK_EQUAL(e.status(), status);
-        BOOST_CHECK_EQUAL(e.kind(), kind);
-    }
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(handlers_search)
@@ -277,10 +269,10 @@ BOOST_FIXTURE_TEST_CASE(next_page_comes_from_the_snapshot, SearchFixture) {
 
 BOOST_FIXTURE_TEST_CASE(snapshot_of_another_search_or_user_is_refused, SearchFixture) {
     const std::string snap = search(R"({"query": "apple"})")["snapshot_id"].asString();
-    check_api_error([&] { post(R"({"query": "pie", "snapshot_id": ")" + snap + "\"}"); }, 400,
+    expect_api_error([&] { post(R"({"query": "pie", "snapshot_id": ")" + snap + "\"}"); }, 400,
                     "SNAPSHOT_MISMATCH");
     who.user_id = 8;
-    check_api_error([&] { post(R"({"query": "apple", "snapshot_id": ")" + snap + "\"}"); }, 404,
+    expect_api_error([&] { post(R"({"query": "apple", "snapshot_id": ")" + snap + "\"}"); }, 404,
                     "NOT_FOUND");
     BOOST_CHECK_EQUAL(store.snapshots_saved, 1);
 }
@@ -294,9 +286,9 @@ BOOST_FIXTURE_TEST_CASE(another_users_search_finds_nothing, SearchFixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(bad_requests_touch_nothing, SearchFixture) {
-    check_api_error([&] { post(R"({"query": "apple"})", "text/plain"); }, 415,
+    expect_api_error([&] { post(R"({"query": "apple"})", "text/plain"); }, 415,
                     "UNSUPPORTED_MEDIA_TYPE");
-    check_api_error([&] { post(R"({"query": "  "})"); }, 400, "INVALID_PARAMETER");
+    expect_api_error([&] { post(R"({"query": "  "})"); }, 400, "INVALID_PARAMETER");
     BOOST_CHECK_EQUAL(store.reads_begun, 0);
     BOOST_CHECK_EQUAL(store.snapshots_saved, 0);
     BOOST_CHECK_EQUAL(store.finds, 0);

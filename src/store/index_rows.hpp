@@ -1,0 +1,148 @@
+// The search index read as rows through SOCI (index_strategy.hpp): the postings, term_df,
+// notes and snapshots tables, the database only finding and filtering (ranking is search/'s).
+// The server backends use it as it is; SqliteIndex reuses its statistics and its
+// collection-filtered postings.
+#pragma once
+#include <soci/soci.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/index_strategy.hpp"
+#include "store/soci_read.hpp"
+#include "store/soci_stmt.hpp"
+
+namespace notesd::detail {
+
+/// Most collections one search filters by (the contract's limit).
+constexpr int kMaxCollectionFilter = 100;
+
+/// Postings rows fetched per round by RowIndex::read_postings.
+constexpr std::size_t kPostingsBatch = 256;
+
+/// Most notes one hits statement reads: a whole page of search results (limit is at most 50)
+/// or the whole snapshot window (100); longer lists take several statements.
+constexpr std::size_t kHitsMax = 100;
+
+/// One note's stored index fields by id (:u, :uuid).
+extern const char kIndexedNoteSql[];
+/// The columns of a search hit: list_notes' columns plus plain_text, ending where the
+/// condition on the uuid (n.uuid) follows.
+std::string hit_columns_sql(bool with_content);
+
+/// The variables the row index's statements are bound to (SOCI binds addresses).
+struct SearchParams {
+    long long user_id = 0, limit = 0;
+    long long created_min = 0, created_max = 0, updated_min = 0, updated_max = 0;
+    /// SearchFilter::flags_any, under two placeholders: each placeholder binds one variable.
+    long long flags_any = 0, flags_any_again = 0;
+    long long collection_id = 0, now_us = 0;
+    std::string term, prefix, prefix_end, note_uuid;
+    /// The IN list of collection ids, padded by repeating a listed one.
+    std::vector<long long> collection_ids = std::vector<long long>(kMaxCollectionFilter, 0);
+    /// The IN list of the hits statements, padded by repeating a listed id.
+    std::vector<std::string> note_uuids = std::vector<std::string>(kHitsMax);
+    /// postings_at: the listed notes' (updated_us, uid_hi) pairs, padded.
+    std::vector<long long> at_updated = std::vector<long long>(kPostingsAtMax, 0);
+    std::vector<long long> at_uid_hi = std::vector<long long>(kPostingsAtMax, 0);
+};
+
+/// The result columns of a postings statement, kPostingsBatch rows at a time.
+struct PostingBatch {
+    std::vector<long long> uid_hi, uid_lo, updated_us, tfs, lens;
+    std::vector<std::string> pos;
+};
+
+/// The statements of the row index, each prepared on first use, with their bound variables.
+struct RowIndexStatements {
+    RowIndexStatements(soci::session& s, const Dialect& d) : session(s), dialect(d) {}
+    soci::statement& corpus();
+    soci::statement& term_df();
+    soci::statement& prefix_terms(bool bounded);
+    /// The postings of :t, newest first. collections: 0, 1 or (padded) kMaxCollectionFilter
+    /// checked through note_collections; by_collection: one collection (:coll) drives instead;
+    /// !filtered (only without collections): the time bounds and flags are not checked.
+    soci::statement& postings(int collections, bool by_collection, bool filtered);
+    /// The rows of :t at the (updated_us, uid_hi) pairs of at_updated / at_uid_hi.
+    soci::statement& postings_at();
+    soci::statement& indexed_note();
+    soci::statement& hits(bool with_content);
+    soci::statement& snapshot_insert();
+    soci::statement& snapshot_find();
+    soci::statement& snapshot_purge();
+
+    soci::session& session;
+    const Dialect& dialect;
+    SearchParams params;
+    SearchCorpus corpus_row;
+    long long df = 0;
+    std::string term_row;
+    PostingBatch batch;
+    IndexedNote indexed_row;
+    NoteRow hit_row;
+    std::string hit_plain_text;
+    SnapshotRecord snapshot_row;
+    std::string snapshot_note_ids;  // space-joined
+
+private:
+    template <class Build>
+    soci::statement& prepared(std::optional<soci::statement>& slot, Build&& build) {
+        if (!slot) slot.emplace(build());
+        return *slot;
+    }
+    std::optional<soci::statement> corpus_, term_df_, prefix_bounded_, prefix_open_;
+    std::optional<soci::statement> postings_unfiltered_, postings_filtered_;
+    std::optional<soci::statement> postings_in_collection_, postings_in_collections_;
+    std::optional<soci::statement> postings_by_collection_, postings_at_, indexed_note_;
+    std::optional<soci::statement> hits_, hits_with_content_;
+    std::optional<soci::statement> snapshot_insert_, snapshot_find_, snapshot_purge_;
+};
+
+class RowIndex : public IndexStrategy {
+public:
+    RowIndex(soci::session& s, const Dialect& d, CollectionLookup find_collection)
+        : session_(s), dialect_(d), find_collection_(std::move(find_collection)) {}
+
+    SearchCorpus search_corpus(long long user_id) override;
+    std::vector<long long> term_dfs(long long user_id, const std::vector<std::string>& terms) override;
+    std::vector<std::pair<std::string, long long>> prefix_terms(long long user_id,
+                                                                const std::string& prefix,
+                                                                int limit) override;
+    using SearchIndex::term_postings;
+    std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
+                                           const SearchFilter& f, int limit,
+                                           bool with_positions) override;
+    std::vector<TermPosting> postings_at(long long user_id, const std::string& term,
+                                         const std::vector<PostingNote>& notes) override;
+    std::vector<IndexedNote> indexed_notes(long long user_id,
+                                           const std::vector<std::string>& ids) override;
+    std::vector<SearchHit> notes_by_ids(long long user_id, const std::vector<std::string>& ids,
+                                        bool with_content) override;
+    /// The snapshot's ids are canonical uuids and its fingerprint UTF-8 (SociStore checks).
+    void save_snapshot(const SnapshotRecord& s) override;
+    /// `id` is a canonical uuid (SociStore checks).
+    std::optional<SnapshotRecord> find_snapshot(long long user_id, const std::string& id,
+                                                long long now_us) override;
+    int purge_snapshots(long long now_us, int max_rows) override;
+    void drop_statements() override { statements_.reset(); }
+
+protected:
+    /// term_postings without a collection filter (the statement's parameters are set).
+    virtual std::vector<TermPosting> postings_of_term(long long user_id, const std::string& term,
+                                                      const SearchFilter& f, int limit,
+                                                      bool with_positions);
+    RowIndexStatements& statements();
+    soci::session& session_;
+    const Dialect& dialect_;
+
+private:
+    std::vector<TermPosting> postings_in_collections(const std::vector<long long>& collections,
+                                                     long long collection_notes, int limit);
+    void read_postings(soci::statement& st, std::vector<TermPosting>& out);
+    CollectionLookup find_collection_;
+    std::unique_ptr<RowIndexStatements> statements_;
+};
+
+}  // namespace notesd::detail

@@ -1,0 +1,295 @@
+// The request path's reads of SociStore (soci_read.hpp).
+#include "store/soci_read.hpp"
+
+#include "store/soci_stmt.hpp"
+#include "store/soci_store.hpp"
+#include "base/util.hpp"
+
+namespace notesd {
+namespace detail {
+namespace {
+
+// The FROM/WHERE of a note list or count. Inside a collection, note_collections' copies of
+// the sort keys and flags drive the range scan; a count does not even join the notes.
+std::string note_from_where(const Dialect& d, OrderBy o, bool in_collection, bool keyset,
+                            bool join_notes) {
+    const std::string t = in_collection ? "nc" : "n";
+    // a page reads its sort index (Dialect::force_index); a count may take any
+    const std::string hint =
+        keyset ? d.force_index(o == OrderBy::UpdatedAt ? "notes_by_updated" : "notes_by_created") : "";
+    std::string w = !in_collection ? " FROM notes n" + hint + " WHERE n.user_id = :u"
+                    : join_notes   ? " FROM note_collections nc JOIN notes n ON n.id = nc.note_id"
+                                     " WHERE nc.collection_id = :coll AND n.user_id = :u"
+                                   : " FROM note_collections nc WHERE nc.collection_id = :coll";
+    if (keyset) {
+        const std::string sort = t + (o == OrderBy::UpdatedAt ? ".updated_us" : ".created_us");
+        w += " AND " + d.keyset_before(sort, in_collection ? "nc.note_uuid" : "n.uuid");
+    }
+    w += " AND " + t + ".created_us >= :cmin AND " + t + ".created_us <= :cmax AND " + t +
+         ".updated_us >= :umin AND " + t + ".updated_us <= :umax"
+         " AND (:mask = 0 OR (" + t + ".flags & :mask2) <> 0)";
+    return w;
+}
+
+void bind_note_params(Prep& p, NoteListParams& np) {
+    p.in(np.user_id, "u").in(np.collection_id, "coll").in(np.after_sort, "k")
+        .in(np.after_sort_again, "k2").in(np.after_id, "kid").in(np.created_min, "cmin")
+        .in(np.created_max, "cmax").in(np.updated_min, "umin").in(np.updated_max, "umax")
+        .in(np.flags_any, "mask").in(np.flags_any_again, "mask2").in(np.limit, "lim");
+}
+
+std::string collection_where(const Dialect& d, OrderBy o, bool keyset) {
+    std::string w = " FROM collections WHERE user_id = :u";
+    if (keyset)
+        w += " AND " + d.keyset_before(o == OrderBy::UpdatedAt ? "updated_us" : "created_us",
+                                       "uuid");
+    return w + " AND created_us >= :cmin AND created_us <= :cmax AND updated_us >= :umin AND "
+               "updated_us <= :umax";
+}
+
+void bind_collection_params(Prep& p, CollectionListParams& cp) {
+    p.in(cp.user_id, "u").in(cp.after_sort, "k").in(cp.after_sort_again, "k2")
+        .in(cp.after_id, "kid").in(cp.created_min, "cmin").in(cp.created_max, "cmax")
+        .in(cp.updated_min, "umin").in(cp.updated_max, "umax").in(cp.limit, "lim");
+}
+
+}  // namespace
+
+NoteItem to_note(const NoteRow& r, bool with_content) {
+    NoteItem n;
+    n.id = r.uuid;
+    n.title = r.title;
+    n.snippet = r.snippet;
+    if (with_content) n.content = r.content;
+    n.created_us = r.created_us;
+    n.updated_us = r.updated_us;
+    n.collection_ids = split_list(r.collection_uuids, ',');
+    n.audio_recording_ids = split_list(r.audio_uuids, ',');
+    return n;
+}
+
+ReadStatements::ReadStatements(soci::session& s, const Dialect& d)
+    : session(s), dialect(d),
+      find_token(Prep(s, "SELECT user_id, id FROM tokens WHERE token_hash = :h AND "
+                         "revoked_us IS NULL")
+                     .out(token_user_id).out(token_id).in(token_hash, "h").done()),
+      find_collection(Prep(s, "SELECT id, note_count FROM collections WHERE user_id = :u AND "
+                              "uuid = :uuid")
+                          .out(collection_id).out(collection_note_count).in(user_id, "u")
+                          .in(collection_uuid, "uuid").done()),
+      user_counts(Prep(s, "SELECT note_count, collection_count FROM users WHERE id = :u")
+                      .out(user_note_count).out(user_collection_count).in(user_id, "u").done()) {}
+
+soci::statement& ReadStatements::note_list(OrderBy o, bool in_collection, bool with_content) {
+    std::optional<soci::statement>& slot =
+        note_list_[o == OrderBy::UpdatedAt][in_collection][with_content];
+    if (slot) return *slot;
+    const std::string t = in_collection ? "nc" : "n";
+    const std::string sort = t + (o == OrderBy::UpdatedAt ? ".updated_us" : ".created_us");
+    const std::string id = in_collection ? "nc.note_uuid" : "n.uuid";
+    const std::string sql = std::string("SELECT n.uuid, n.title, n.snippet, ") +
+                            (with_content ? "n.content, " : "") +
+                            "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids" +
+                            note_from_where(dialect, o, in_collection, true, true) + " ORDER BY " +
+                            sort + " DESC, " + id + " DESC" + dialect.limit_clause();
+    Prep p(session, sql);
+    NoteRow& r = note_row;
+    p.out(r.uuid).out(r.title).out(r.snippet);
+    if (with_content) p.out(r.content);
+    p.out(r.created_us).out(r.updated_us).out(r.collection_uuids).out(r.audio_uuids);
+    bind_note_params(p, note_params);
+    return slot.emplace(p.done());
+}
+
+soci::statement& ReadStatements::note_count(bool in_collection) {
+    std::optional<soci::statement>& slot = note_count_[in_collection];
+    if (slot) return *slot;
+    Prep p(session, "SELECT " + dialect.count_star() +
+                        note_from_where(dialect, OrderBy::UpdatedAt, in_collection, false, false));
+    p.out(count);
+    bind_note_params(p, note_params);
+    return slot.emplace(p.done());
+}
+
+soci::statement& ReadStatements::collection_list(OrderBy o) {
+    std::optional<soci::statement>& slot = collection_list_[o == OrderBy::UpdatedAt];
+    if (slot) return *slot;
+    const std::string sort = o == OrderBy::UpdatedAt ? "updated_us" : "created_us";
+    Prep p(session, "SELECT uuid, title, description, created_us, updated_us, note_count" +
+                        collection_where(dialect, o, true) + " ORDER BY " + sort +
+                        " DESC, uuid DESC" + dialect.limit_clause());
+    CollectionRow& r = collection_row;
+    p.out(r.uuid).out(r.title).out(r.description, r.description_ind).out(r.created_us)
+        .out(r.updated_us).out(r.note_count);
+    bind_collection_params(p, collection_params);
+    return slot.emplace(p.done());
+}
+
+soci::statement& ReadStatements::collection_count() {
+    if (collection_count_) return *collection_count_;
+    Prep p(session, "SELECT " + dialect.count_star() +
+                        collection_where(dialect, OrderBy::UpdatedAt, false));
+    p.out(count);
+    bind_collection_params(p, collection_params);
+    return collection_count_.emplace(p.done());
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::fetch_one;
+using detail::ReadStatements;
+
+// Keyset sentinel for a first page: above every canonical uuid (hex digits and '-') in byte
+// order and in the usual collations, so `(sort, id) < (max, "g")` admits every row.
+const char kAboveAnyUuid[] = "g";
+
+bool unfiltered(const TimeRange& r) { return r == TimeRange{}; }
+
+// The keyset upper bound, tightened by the inclusive upper bound of the sort column: SQLite
+// uses only one upper bound for an index range, so without this a narrow date range would
+// scan every newer row first. The date predicate itself stays in the SQL.
+template <class Params>
+void keyset_start(Params& p, const std::optional<PageKey>& after, long long sort_max) {
+    p.after_sort = after ? after->sort_us : kMaxTime;
+    p.after_id = after ? after->id : kAboveAnyUuid;
+    if (sort_max < p.after_sort) {
+        p.after_sort = sort_max;
+        p.after_id = kAboveAnyUuid;
+    }
+    p.after_sort_again = p.after_sort;
+}
+
+void set_note_params(detail::NoteListParams& p, long long user_id, const NoteFilter& f,
+                     long long collection_id) {
+    p.user_id = user_id;
+    p.collection_id = collection_id;
+    p.created_min = f.created.min_us;
+    p.created_max = f.created.max_us;
+    p.updated_min = f.updated.min_us;
+    p.updated_max = f.updated.max_us;
+    p.flags_any = p.flags_any_again = f.flags_any;
+}
+
+void set_collection_params(detail::CollectionListParams& p, long long user_id,
+                           const CollectionFilter& f) {
+    p.user_id = user_id;
+    p.created_min = f.created.min_us;
+    p.created_max = f.created.max_us;
+    p.updated_min = f.updated.min_us;
+    p.updated_max = f.updated.max_us;
+}
+
+}  // namespace
+
+ReadStatements& SociStore::reads() {
+    if (!reads_) reads_ = std::make_unique<ReadStatements>(sql_, *dialect_);
+    return *reads_;
+}
+
+std::optional<Principal> SociStore::find_token(const std::string& token_hash) {
+    return guarded("find_token", [&]() -> std::optional<Principal> {
+        ReadStatements& r = reads();
+        r.token_hash = token_hash;
+        if (!fetch_one(r.find_token)) return std::nullopt;
+        return Principal{r.token_user_id, r.token_id};
+    });
+}
+
+long long SociStore::find_collection(long long user_id, const std::string& uuid,
+                                     long long* note_count) {
+    const std::optional<std::string> id = parse_uuid(uuid);
+    if (!id) return 0;
+    ReadStatements& r = reads();
+    r.user_id = user_id;
+    r.collection_uuid = *id;
+    if (!fetch_one(r.find_collection)) return 0;
+    if (note_count) *note_count = r.collection_note_count;
+    return r.collection_id;
+}
+
+long long SociStore::count_notes(long long user_id, const NoteFilter& f) {
+    return guarded("count_notes", [&]() -> long long {
+        ReadStatements& r = reads();
+        const bool plain = unfiltered(f.created) && unfiltered(f.updated) && f.flags_any == 0;
+        long long collection = 0;
+        if (f.collection_id) {
+            long long maintained = 0;
+            collection = find_collection(user_id, *f.collection_id, &maintained);
+            if (collection == 0) return 0;
+            if (plain) return maintained;
+        } else if (plain) {
+            r.user_id = user_id;
+            return fetch_one(r.user_counts) ? r.user_note_count : 0;
+        }
+        set_note_params(r.note_params, user_id, f, collection);
+        return fetch_one(r.note_count(collection != 0)) ? r.count : 0;
+    });
+}
+
+std::vector<NoteItem> SociStore::list_notes(long long user_id, const NoteFilter& f, OrderBy order,
+                                            const std::optional<PageKey>& after, int limit,
+                                            bool with_content) {
+    if (limit <= 0) return {};
+    return guarded("list_notes", [&] {
+        std::vector<NoteItem> out;
+        ReadStatements& r = reads();
+        long long collection = 0;
+        if (f.collection_id) {
+            collection = find_collection(user_id, *f.collection_id, nullptr);
+            if (collection == 0) return out;
+        }
+        set_note_params(r.note_params, user_id, f, collection);
+        keyset_start(r.note_params, after,
+                     order == OrderBy::UpdatedAt ? f.updated.max_us : f.created.max_us);
+        r.note_params.limit = limit;
+        soci::statement& st = r.note_list(order, collection != 0, with_content);
+        out.reserve(static_cast<std::size_t>(limit));
+        st.execute();
+        while (st.fetch()) out.push_back(detail::to_note(r.note_row, with_content));
+        detail::end_read(st);
+        return out;
+    });
+}
+
+long long SociStore::count_collections(long long user_id, const CollectionFilter& f) {
+    return guarded("count_collections", [&]() -> long long {
+        ReadStatements& r = reads();
+        if (unfiltered(f.created) && unfiltered(f.updated)) {
+            r.user_id = user_id;
+            return fetch_one(r.user_counts) ? r.user_collection_count : 0;
+        }
+        set_collection_params(r.collection_params, user_id, f);
+        return fetch_one(r.collection_count()) ? r.count : 0;
+    });
+}
+
+std::vector<CollectionItem> SociStore::list_collections(long long user_id,
+                                                        const CollectionFilter& f, OrderBy order,
+                                                        const std::optional<PageKey>& after,
+                                                        int limit) {
+    if (limit <= 0) return {};
+    return guarded("list_collections", [&] {
+        ReadStatements& r = reads();
+        detail::CollectionListParams& p = r.collection_params;
+        set_collection_params(p, user_id, f);
+        keyset_start(p, after, order == OrderBy::UpdatedAt ? f.updated.max_us : f.created.max_us);
+        p.limit = limit;
+        soci::statement& st = r.collection_list(order);
+        std::vector<CollectionItem> out;
+        out.reserve(static_cast<std::size_t>(limit));
+        st.execute();
+        while (st.fetch()) {
+            const detail::CollectionRow& c = r.collection_row;
+            CollectionItem item{c.uuid, c.title, std::nullopt, c.created_us, c.updated_us,
+                                c.note_count};
+            if (c.description_ind == soci::i_ok) item.description = c.description;
+            out.push_back(std::move(item));
+        }
+        detail::end_read(st);
+        return out;
+    });
+}
+
+}  // namespace notesd

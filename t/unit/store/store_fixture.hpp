@@ -1,0 +1,67 @@
+// The database a store test case runs against: NOTESD_TEST_DB (a connection string) or, without
+// it, a fresh SQLite file of the case's own, migrated, and removed afterwards. Every case makes
+// its own users, so a shared server database with data from earlier runs is fine.
+#pragma once
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <soci/soci.h>
+
+#include "store/dialect.hpp"
+#include "store/store.hpp"
+#include "base/util.hpp"
+
+namespace notesd::test {
+
+struct StoreFixture {
+    std::string dir;  ///< the SQLite file's directory; empty on a server
+    std::string conn;
+    DbTarget target;
+    std::unique_ptr<Store> store;
+
+    StoreFixture() {
+        const char* env = std::getenv("NOTESD_TEST_DB");
+        if (env && *env) {
+            conn = env;
+        } else {
+            const char* tmp = std::getenv("TMPDIR");
+            std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/notesd-store-XXXXXX";
+            if (!mkdtemp(&tmpl[0])) throw std::runtime_error("mkdtemp failed");
+            dir = tmpl;
+            conn = "sqlite3://db=" + dir + "/test.db";
+        }
+        target = parse_connection_string(conn);
+        store = open_store(conn);
+        store->migrate();
+    }
+    ~StoreFixture() {
+        store.reset();
+        if (dir.empty()) return;
+        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
+                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
+            std::remove((dir + f).c_str());
+        rmdir(dir.c_str());
+    }
+    StoreFixture(const StoreFixture&) = delete;
+    StoreFixture& operator=(const StoreFixture&) = delete;
+
+    bool sqlite() const { return target.backend == Backend::Sqlite; }
+    bool server() const { return !sqlite(); }
+    /// A new user with a unique name starting with `base`.
+    long long user(const std::string& base) {
+        return store->add_user(base + "-" + new_uuid().substr(0, 8), 1000);
+    }
+    /// A connection of our own to the same database, beside the store's (to read the tables
+    /// directly, or to hold locks).
+    std::unique_ptr<soci::session> raw() const {
+        return std::make_unique<soci::session>(make_dialect(target.backend)->factory(),
+                                               target.soci_params);
+    }
+};
+
+}  // namespace notesd::test
