@@ -6,6 +6,7 @@
 #   sh nginx/mkprefix.sh --site /etc/nginx/sites-available/notesd [NAME=VALUE ...]
 # Settings (placeholders of notesd-site.conf) and their defaults:
 #   LISTEN=127.0.0.1:8080  SERVER_NAME=_  FCGI_READ_TIMEOUT=30s
+#   STATUS_SOCKET=unix:DIR/notesd-status.sock   notesd's status_listen (the /notesd-status page)
 #   POOL_MAX_CONNS=64      requests nginx hands to the pool at once (queued or served); more
 #                          are the JSON 503 at once. About 8-16 x notesd's workers.
 #   FCGI_UPSTREAM="server unix:DIR/notesd.sock max_conns=POOL_MAX_CONNS;" (write max_conns=
@@ -32,6 +33,7 @@ if [ "$1" = --site ]; then
     shift 2
     nginx_dir=/usr/share/notesd/nginx
     socket=/run/notesd/notesd.sock
+    STATUS_SOCKET=unix:/run/notesd/notesd-status.sock
     ACCESS_LOG=/var/log/nginx/notesd.access.log
 else
     mkdir -p "$1"
@@ -39,6 +41,7 @@ else
     nginx_dir=$dir
     shift
     socket=$dir/notesd.sock
+    STATUS_SOCKET=unix:$dir/notesd-status.sock
     ACCESS_LOG=$dir/logs/access.log
 fi
 
@@ -64,6 +67,7 @@ for kv in "$@"; do
         LISTEN) LISTEN=$value ;;
         SERVER_NAME) SERVER_NAME=$value ;;
         FCGI_UPSTREAM) FCGI_UPSTREAM=$value ;;
+        STATUS_SOCKET) STATUS_SOCKET=$value ;;
         FCGI_READ_TIMEOUT) FCGI_READ_TIMEOUT=$value ;;
         POOL_MAX_CONNS) POOL_MAX_CONNS=$value ;;
         CONN_PER_ADDR) CONN_PER_ADDR=$value ;;
@@ -115,6 +119,7 @@ render_site() {  # placeholders in comments stay as they are: they document the 
         -e "/^[[:space:]]*#/!s|@SERVER_NAME@|$(esc "$SERVER_NAME")|g" \
         -e "/^[[:space:]]*#/!s|@FCGI_UPSTREAM@|$(esc "$FCGI_UPSTREAM")|g" \
         -e "/^[[:space:]]*#/!s|@FCGI_READ_TIMEOUT@|$(esc "$FCGI_READ_TIMEOUT")|g" \
+        -e "/^[[:space:]]*#/!s|@STATUS_SOCKET@|$(esc "$STATUS_SOCKET")|g" \
         -e "/^[[:space:]]*#/!s|@CONN_PER_ADDR@|$(esc "$CONN_PER_ADDR")|g" \
         -e "/^[[:space:]]*#/!s|@READ_LIMIT_KEY@|$(esc "$read_key")|g" \
         -e "/^[[:space:]]*#/!s|@READ_RATE@|$(esc "$read_rate")|g" \

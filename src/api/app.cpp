@@ -4,8 +4,9 @@
 #include "api/cursor.hpp"
 #include "api/errors.hpp"
 #include "api/handlers/handlers.hpp"
-#include "base/log.hpp"
 #include "api/router.hpp"
+#include "base/log.hpp"
+#include "base/phase_clock.hpp"
 #include "store/store.hpp"
 
 namespace notesd {
@@ -39,10 +40,13 @@ Store& App::store() {
 
 HttpResponse App::handle(const HttpRequest& req) {
     long long user_id = 0;
+    int endpoint = -1;  // for the metrics, also when the request fails after routing
     try {
         const Endpoint ep = route(req.method, req.path);
+        endpoint = endpoint_index(ep);
         const Principal who = authenticate(req.authorization, store());
         user_id = who.user_id;
+        mark_phase(Phase::parse);
         HttpResponse r;
         switch (ep) {
             case Endpoint::ListNotes: r = list_notes(req, who, store(), *cursors_); break;
@@ -53,10 +57,12 @@ HttpResponse App::handle(const HttpRequest& req) {
         }
         add_standard_headers(r, req.request_id);
         r.user_id = user_id;
+        r.endpoint = endpoint;
         return r;
     } catch (const ApiError& e) {
         HttpResponse r = render_error(e, req.request_id);
         r.user_id = user_id;
+        r.endpoint = endpoint;
         return r;
     } catch (const StoreUnavailable& e) {
         log_event(LogLevel::warn, req.request_id, "database unavailable", {{"detail", e.what()}});
@@ -64,6 +70,7 @@ HttpResponse App::handle(const HttpRequest& req) {
         HttpResponse r = render_error(unavailable("the database is unavailable; retry shortly", 1),
                                       req.request_id);
         r.user_id = user_id;
+        r.endpoint = endpoint;
         return r;
     } catch (const std::exception& e) {
         // The store converts database errors to safe messages, so what() holds no bound values.
@@ -73,6 +80,7 @@ HttpResponse App::handle(const HttpRequest& req) {
             ApiError(500, "INTERNAL_ERROR", "an internal error occurred; it has been logged"),
             req.request_id);
         r.user_id = user_id;
+        r.endpoint = endpoint;
         return r;
     }
 }

@@ -23,6 +23,7 @@ struct HttpResponse {
     std::vector<std::pair<std::string, std::string>> headers;  // besides the standard JSON ones
     std::string body;
     long long user_id = 0;       // for the access log line; 0 when unauthenticated
+    int endpoint = -1;           // endpoint_index() of the route taken; -1: none (404, 405...)
 };
 
 }  // namespace notesd

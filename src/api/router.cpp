@@ -21,6 +21,15 @@ constexpr RouteEntry kRoutes[] = {
 
 }  // namespace
 
+const char* endpoint_name(Endpoint e) {
+    switch (e) {
+    case Endpoint::ListNotes: return "list_notes";
+    case Endpoint::ListCollections: return "list_collections";
+    case Endpoint::SearchNotes: return "search_notes";
+    }
+    return "unknown";
+}
+
 Endpoint route(std::string_view method, std::string_view path) {
     for (const RouteEntry& r : kRoutes) {
         if (path != r.path) continue;

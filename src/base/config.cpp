@@ -32,6 +32,9 @@ const KeyDef kKeys[] = {
     {"workers", Kind::integer, &Config::workers, nullptr},
     {"max_requests", Kind::integer, &Config::max_requests, nullptr},
     {"request_timeout_ms", Kind::integer, &Config::request_timeout_ms, nullptr},
+    {"io_timeout_ms", Kind::integer, &Config::io_timeout_ms, nullptr},
+    {"slow_request_ms", Kind::integer, &Config::slow_request_ms, nullptr},
+    {"status_listen", Kind::text, nullptr, &Config::status_listen},
     {"stop_timeout_ms", Kind::integer, &Config::stop_timeout_ms, nullptr},
     {"respawn_backoff_max_ms", Kind::integer, &Config::respawn_backoff_max_ms, nullptr},
     {"crash_loop_limit", Kind::integer, &Config::crash_loop_limit, nullptr},
@@ -199,6 +202,14 @@ std::vector<std::string> validate(const Config& c) {
     check_range(out, "workers", c.workers, 1, 256);
     check_range(out, "max_requests", c.max_requests, 1, INT_MAX);
     check_range(out, "request_timeout_ms", c.request_timeout_ms, 100, 600000);
+    check_range(out, "io_timeout_ms", c.io_timeout_ms, 100, 600000);
+    check_range(out, "slow_request_ms", c.slow_request_ms, 0, 600000);
+    if (c.status_listen.empty()) {
+        out.push_back("status_listen must not be empty (auto, off, a unix socket path or host:port)");
+    } else if (c.status_listen != "auto" && c.status_listen != "off" &&
+               !parse_listen_address(c.status_listen, listen_error)) {
+        out.push_back("status_listen: " + listen_error);
+    }
     check_range(out, "stop_timeout_ms", c.stop_timeout_ms, 0, 600000);
     check_range(out, "respawn_backoff_max_ms", c.respawn_backoff_max_ms, 100, 600000);
     check_range(out, "crash_loop_limit", c.crash_loop_limit, 1, 10000);

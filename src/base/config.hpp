@@ -13,6 +13,9 @@ struct Config {
     int workers = 4;                   // fixed pool size
     int max_requests = 100000;         // a worker exits and is replaced after this many requests
     int request_timeout_ms = 10000;    // per-request deadline; stays below nginx's read timeout
+    int io_timeout_ms = 5000;          // each read of a request's params/body, write of its answer
+    int slow_request_ms = 2000;        // requests at least this long are logged with phases; 0 off
+    std::string status_listen = "auto";  // the master's status socket; "auto": next to listen
     int stop_timeout_ms = 10000;       // SIGTERM -> wait -> SIGKILL
     int respawn_backoff_max_ms = 5000; // back-off ceiling between respawns of a crashing slot
     int crash_loop_limit = 10;         // abnormal exits within crash_loop_window_s pause respawning

@@ -1,8 +1,11 @@
 #include "server/fcgi_io.hpp"
 
-#include <fastcgi.h>
 #include <fcgiapp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <stdexcept>
 #include <vector>
 
@@ -35,23 +38,6 @@ void drain(FCGX_Stream* in) {
     }
 }
 
-void append_record(std::string& out, unsigned char type, int request_id, std::string_view content) {
-    const std::size_t len = content.size();
-    const unsigned char pad = static_cast<unsigned char>((8 - len % 8) % 8);
-    const unsigned char header[FCGI_HEADER_LEN] = {
-        FCGI_VERSION_1,
-        type,
-        static_cast<unsigned char>((request_id >> 8) & 0xff),
-        static_cast<unsigned char>(request_id & 0xff),
-        static_cast<unsigned char>((len >> 8) & 0xff),
-        static_cast<unsigned char>(len & 0xff),
-        pad,
-        0};
-    out.append(reinterpret_cast<const char*>(header), sizeof header);
-    out.append(content.data(), content.size());
-    out.append(pad, '\0');
-}
-
 // Header values come from our own code, but a stray CR/LF would split the CGI header block.
 std::string header_safe(const std::string& v) {
     std::string out;
@@ -71,13 +57,21 @@ HttpResponse reject(int status, const char* kind, const std::string& message,
 
 struct FcgiEndpoint::Impl {
     FCGX_Request req{};
+    int listen_fd = -1;
+    struct timeval io_timeout {};
+    int accept_errno = 0;
     bool active = false;  // between a successful accept and finish
 };
 
-FcgiEndpoint::FcgiEndpoint(int listen_fd) : impl_(std::make_unique<Impl>()) {
+FcgiEndpoint::FcgiEndpoint(int listen_fd, int io_timeout_ms) : impl_(std::make_unique<Impl>()) {
     if (FCGX_Init() != 0) throw std::runtime_error("FCGX_Init failed");
-    if (FCGX_InitRequest(&impl_->req, listen_fd, 0) != 0)
+    // libfcgi never accepts by itself: accept() hands it connections that already carry their
+    // timeouts. Its own accept (after it gave up on a broken connection) then fails on -1.
+    if (FCGX_InitRequest(&impl_->req, -1, 0) != 0)
         throw std::runtime_error("FCGX_InitRequest failed");
+    impl_->listen_fd = listen_fd;
+    impl_->io_timeout.tv_sec = io_timeout_ms / 1000;
+    impl_->io_timeout.tv_usec = (io_timeout_ms % 1000) * 1000;
 }
 
 FcgiEndpoint::~FcgiEndpoint() {
@@ -85,10 +79,38 @@ FcgiEndpoint::~FcgiEndpoint() {
     FCGX_Free(&impl_->req, 1);
 }
 
-int FcgiEndpoint::accept() {
-    const int rc = FCGX_Accept_r(&impl_->req);
-    impl_->active = (rc >= 0);
-    return rc;
+AcceptResult FcgiEndpoint::accept() {
+    Impl& m = *impl_;
+    m.active = false;
+    // A unix socket's accepted connections do not inherit SO_RCVTIMEO from the listener, and
+    // libfcgi reads the begin record and params inside FCGX_Accept_r, blocking, for as long as
+    // the peer likes. So the worker accepts, sets the timeouts, and gives libfcgi the open
+    // connection the way it keeps one for FCGI_KEEP_CONN: ipcFd set, and keepConnection so
+    // that the Finish at the top of FCGX_Accept_r does not close it.
+    const int fd = accept4(m.listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+        const int e = errno;
+        if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNABORTED) return AcceptResult::none;
+        m.accept_errno = e;
+        return AcceptResult::error;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &m.io_timeout, sizeof m.io_timeout);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &m.io_timeout, sizeof m.io_timeout);
+    m.req.ipcFd = fd;
+    m.req.keepConnection = 1;
+    // A read error or timeout makes libfcgi close the connection and accept anew on the
+    // request's listen_sock, -1 here: the call then fails with -EBADF, nothing else happens.
+    const int rc = FCGX_Accept_r(&m.req);
+    if (rc < 0) return AcceptResult::input_failed;
+    m.active = true;
+    return AcceptResult::request;
+}
+
+int FcgiEndpoint::error_number() const { return impl_->accept_errno; }
+
+bool FcgiEndpoint::input_timed_out() const {
+    const int e = impl_->req.in ? FCGX_GetError(impl_->req.in) : 0;
+    return e == EAGAIN || e == EWOULDBLOCK;
 }
 
 IncomingRequest FcgiEndpoint::read_request(std::size_t max_body_bytes) {
@@ -157,7 +179,10 @@ void FcgiEndpoint::finish() {
     // left to read: a plain close() is as safe, and the worker goes on to its next connection
     // instead of waiting for nginx to get round to closing this one (a wait, two syscalls and
     // a wake-up per request). FCGX_Free clears the flag again.
-    if (impl_->req.in && FCGX_HasSeenEOF(impl_->req.in) == EOF) impl_->req.detached = 1;
+    // A peer whose input failed (stalled past io_timeout_ms, or broke off) gets no wait either.
+    if (impl_->req.in &&
+        (FCGX_HasSeenEOF(impl_->req.in) == EOF || FCGX_GetError(impl_->req.in) != 0))
+        impl_->req.detached = 1;
     FCGX_Finish_r(&impl_->req);
 }
 
@@ -202,19 +227,6 @@ std::string encode_cgi_response(const HttpResponse& r) {
     }
     out += "\r\n";
     out += r.body;
-    return out;
-}
-
-std::string encode_fastcgi_records(int request_id, std::string_view payload) {
-    // Chunks stay a multiple of 8 below the 16-bit record length limit.
-    constexpr std::size_t kChunk = 65528;
-    std::string out;
-    out.reserve(payload.size() + (payload.size() / kChunk + 3) * 16 + 8);
-    for (std::size_t pos = 0; pos < payload.size(); pos += kChunk)
-        append_record(out, FCGI_STDOUT, request_id, payload.substr(pos, kChunk));
-    append_record(out, FCGI_STDOUT, request_id, {});
-    const char end_body[8] = {0, 0, 0, 0, FCGI_REQUEST_COMPLETE, 0, 0, 0};
-    append_record(out, FCGI_END_REQUEST, request_id, std::string_view(end_body, sizeof end_body));
     return out;
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "api/http.hpp"
+#include "server/fcgi_records.hpp"
 
 namespace notesd {
 
@@ -18,19 +19,34 @@ struct IncomingRequest {
     std::optional<HttpResponse> rejection;
 };
 
+/// What accept() found on the listening socket.
+enum class AcceptResult {
+    request,       // a request whose params are read: call read_request
+    none,          // no connection after all (another worker took it, or a signal)
+    input_failed,  // a connection whose begin record or params stalled past io_timeout_ms,
+                   // ended early or broke the protocol: closed, nothing to answer
+    error,         // the listening socket failed (error_number() says why)
+};
+
 /// A worker's FastCGI endpoint on the shared listening socket (one request at a time).
 class FcgiEndpoint {
 public:
-    /// Calls FCGX_Init and FCGX_InitRequest(listen_fd); throws std::runtime_error on failure.
-    explicit FcgiEndpoint(int listen_fd);
+    /// Calls FCGX_Init and FCGX_InitRequest; throws std::runtime_error on failure.
+    /// io_timeout_ms bounds every read of a request's input and every write of its response.
+    FcgiEndpoint(int listen_fd, int io_timeout_ms);
     ~FcgiEndpoint();
     FcgiEndpoint(const FcgiEndpoint&) = delete;
     FcgiEndpoint& operator=(const FcgiEndpoint&) = delete;
 
-    /// Accepts the next request: 0, or libfcgi's negative value (-errno, or -9999).
-    int accept();
+    /// Accepts the next connection and reads its begin record and params.
+    AcceptResult accept();
+    /// errno of the last AcceptResult::error.
+    int error_number() const;
     /// Copies the params out (libfcgi frees them at Finish) and reads the body with a cap.
+    /// A body that stalls past io_timeout_ms is a 400 (input_timed_out() is then true).
     IncomingRequest read_request(std::size_t max_body_bytes);
+    /// Whether the current request's input stalled past io_timeout_ms.
+    bool input_timed_out() const;
     /// Writes `Status:`, headers, blank line and body in one FCGX_PutStr; false if the client left.
     bool write_response(const HttpResponse& r);
     /// The complete FastCGI records (STDOUT, empty STDOUT, END_REQUEST) that answer the current
@@ -62,8 +78,6 @@ private:
 const char* reason_phrase(int status);
 /// CGI response text: "Status: NNN Reason\r\n", each header, "\r\n", then the body.
 std::string encode_cgi_response(const HttpResponse& r);
-/// FCGI_STDOUT record(s) carrying payload, an empty FCGI_STDOUT and an FCGI_END_REQUEST.
-std::string encode_fastcgi_records(int request_id, std::string_view payload);
 /// Strict CONTENT_LENGTH: empty means 0; digits only (at most 18); nullopt otherwise.
 std::optional<std::size_t> parse_content_length(std::string_view v);
 

@@ -1,5 +1,12 @@
 #include "server/supervisor.hpp"
 
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -16,11 +23,18 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <map>
+#include <memory>
 #include <stdexcept>
 
+#include "api/router.hpp"
 #include "base/log.hpp"
+#include "base/phase_clock.hpp"
+#include "server/scoreboard.hpp"
+#include "server/status.hpp"
+#include "server/status_server.hpp"
 #include "server/worker.hpp"
 
 // libgcov's profile writer: present only in `make pgo`'s instrumented build (weak: null
@@ -54,20 +68,36 @@ struct Listener {
     int fd = -1;
     bool from_systemd = false;
     std::string created_path;  // unix socket we bound and must remove at exit
+    // The master's status socket (-1: none), and its path when we created it.
+    int status_fd = -1;
+    std::string status_address;
+    std::string status_created_path;
 };
 
-// systemd socket activation (sd_listen_fds without libsystemd): fd 3 when LISTEN_PID is us.
-int systemd_listen_fd() {
+// systemd socket activation (sd_listen_fds without libsystemd): fd 3 when LISTEN_PID is us,
+// and fd 4 for the status page when the socket unit passes a second socket.
+int systemd_listen_fds() {
     const char* pid = std::getenv("LISTEN_PID");
     const char* fds = std::getenv("LISTEN_FDS");
-    if (!pid || !fds) return -1;
-    if (std::strtol(pid, nullptr, 10) != static_cast<long>(getpid())) return -1;
-    if (std::strtol(fds, nullptr, 10) < 1) return -1;
+    if (!pid || !fds) return 0;
+    if (std::strtol(pid, nullptr, 10) != static_cast<long>(getpid())) return 0;
+    const long n = std::strtol(fds, nullptr, 10);
+    if (n < 1) return 0;
     // Workers are forks, not execs, but keep the environment honest for anything we spawn.
     unsetenv("LISTEN_PID");
     unsetenv("LISTEN_FDS");
     unsetenv("LISTEN_FDNAMES");
-    return 3;
+    return static_cast<int>(n);
+}
+
+// The fd of a socket systemd passed after checking that it is a listening socket.
+int check_systemd_fd(int fd) {
+    int accepting = 0;
+    socklen_t len = sizeof accepting;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || !accepting)
+        throw std::runtime_error("LISTEN_FDS is set but fd " + std::to_string(fd) +
+                                 " is not a listening socket");
+    return fd;
 }
 
 // An existing socket file is removed only when nobody answers on it (a stale leftover);
@@ -139,14 +169,34 @@ int open_tcp(const ListenAddress& a, int backlog) {
     return fd;
 }
 
+// The status socket: from systemd (fd 4), or opened here like the API socket.
+void open_status_listener(const Config& c, Listener& l, int systemd_fds) {
+    if (systemd_fds >= 2) {
+        l.status_fd = check_systemd_fd(4);
+        l.status_address = "systemd:fd4";
+    } else {
+        l.status_address = status_listen_address(c);
+        if (l.status_address.empty()) return;
+        std::string error;
+        const auto a = parse_listen_address(l.status_address, error);
+        if (!a) throw std::runtime_error("status_listen: " + error);
+        if (a->is_unix) {
+            l.status_fd = open_unix(a->path, c.listen_mode, 64);
+            l.status_created_path = a->path;
+        } else {
+            l.status_fd = open_tcp(*a, 64);
+        }
+    }
+    fcntl(l.status_fd, F_SETFL, fcntl(l.status_fd, F_GETFL) | O_NONBLOCK);
+    // Workers never touch it.
+    fcntl(l.status_fd, F_SETFD, FD_CLOEXEC);
+}
+
 Listener open_listener(const Config& c) {
     Listener l;
-    l.fd = systemd_listen_fd();
-    if (l.fd >= 0) {
-        int accepting = 0;
-        socklen_t len = sizeof accepting;
-        if (getsockopt(l.fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || !accepting)
-            throw std::runtime_error("LISTEN_FDS is set but fd 3 is not a listening socket");
+    const int systemd_fds = systemd_listen_fds();
+    if (systemd_fds >= 1) {
+        l.fd = check_systemd_fd(3);
         l.from_systemd = true;
     } else {
         std::string error;
@@ -163,6 +213,12 @@ Listener open_listener(const Config& c) {
     // instead of a worker stuck in accept() where a stop signal cannot reach it cleanly.
     const int flags = fcntl(l.fd, F_GETFL);
     fcntl(l.fd, F_SETFL, flags | O_NONBLOCK);
+    try {
+        open_status_listener(c, l, systemd_fds);
+    } catch (...) {
+        if (!l.created_path.empty()) unlink(l.created_path.c_str());
+        throw;
+    }
     return l;
 }
 
@@ -180,16 +236,43 @@ struct Slot {
     Clock::time_point started{};
     Clock::time_point respawn_at{};
     int backoff_ms = 0;
+    bool ever_started = false;
+};
+
+// The master ends a worker whose request is past its deadline by this much: the worker's own
+// SIGALRM answers at the deadline itself, so the master acts only where that could not run.
+constexpr std::int64_t kDeadlineGraceNs = 250 * 1000000LL;
+// After SIGTERM, the wait before SIGKILL (a stopped or wedged worker never handles SIGTERM).
+constexpr auto kKillWait = milliseconds(250);
+// How often the master looks at the scoreboard while a worker is busy.
+constexpr int kScoreboardTickMs = 50;
+
+// What the master keeps per live worker besides its slot.
+struct WorkerRecord {
+    int cell = -1;        // scoreboard cell, -1 when none was free
+    int generation = 0;
+    bool terminating = false;          // ended by the master past its deadline
+    Clock::time_point kill_at{};       // SIGKILL if it is still there then
+    bool killed = false;
+};
+
+struct LifecycleCounters {
+    std::uint64_t restarts = 0, crashes = 0, recycled = 0, deadline_exits = 0, deadline_kills = 0;
 };
 
 class Master {
 public:
-    Master(Config cfg, const ConfigReloader& reload, Listener l)
+    Master(Config cfg, const ConfigReloader& reload, Listener l, Scoreboard board)
         : cfg_(std::move(cfg)), reload_(reload), listener_(std::move(l)),
-          slots_(static_cast<std::size_t>(cfg_.workers)) {}
+          slots_(static_cast<std::size_t>(cfg_.workers)), board_(board),
+          start_time_s_(std::time(nullptr)) {}
     void run();
 
 private:
+    void enforce_deadlines();
+    void forget_worker(pid_t pid);
+    StatusReport status_report() const;
+    std::string status_page(const std::string& query) const;
     void spawn(std::size_t i);
     void spawn_due();
     void reap();
@@ -213,6 +296,10 @@ private:
     bool stopping_ = false;
     bool killed_ = false;
     Clock::time_point stop_deadline_{};
+    Scoreboard board_;
+    std::map<pid_t, WorkerRecord> workers_;  // every live worker, of every generation
+    LifecycleCounters counts_;
+    std::time_t start_time_s_;
 };
 
 void Master::spawn(std::size_t i) {
@@ -222,11 +309,15 @@ void Master::spawn(std::size_t i) {
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old);
+    // The cell is claimed before fork (the child must know it), with a placeholder pid.
+    const int cell = board_.valid() ? board_.claim(-1) : -1;
     const pid_t pid = fork();
     if (pid == 0) {
         close(g_pipe[0]);
         close(g_pipe[1]);
-        const int rc = run_worker(cfg_, listener_.fd);
+        const WorkerSeat seat = cell >= 0 ? WorkerSeat(&board_.memory(), &board_.cell(cell))
+                                          : WorkerSeat(board_.valid() ? &board_.memory() : nullptr, nullptr);
+        const int rc = run_worker(cfg_, listener_.fd, seat);
         if (__gcov_dump) __gcov_dump();  // _exit skips the instrumented build's profile writer
         _exit(rc);
     }
@@ -234,10 +325,16 @@ void Master::spawn(std::size_t i) {
     sigprocmask(SIG_SETMASK, &old, nullptr);
     const auto now = Clock::now();
     if (pid < 0) {
+        if (cell >= 0) board_.release(cell);
         log_error("fork failed", {{"slot", static_cast<long long>(i)}, {"error", errno_text(e)}});
         s.respawn_at = now + milliseconds(1000);
         return;
     }
+    if (cell >= 0) board_.cell(cell).pid.store(pid, std::memory_order_relaxed);
+    else if (board_.valid()) log_warn("scoreboard full: worker runs without a cell", {{"worker", static_cast<long long>(pid)}});
+    workers_[pid] = WorkerRecord{cell, generation_};
+    if (s.ever_started) ++counts_.restarts;
+    s.ever_started = true;
     s.pid = pid;
     s.started = now;
     log_info("worker started", {{"worker", static_cast<long long>(pid)},
@@ -266,7 +363,18 @@ void Master::reap() {
     }
 }
 
+void Master::forget_worker(pid_t pid) {
+    const auto w = workers_.find(pid);
+    if (w == workers_.end()) return;
+    if (w->second.cell >= 0) board_.release(w->second.cell);
+    workers_.erase(w);
+}
+
 void Master::on_exit(pid_t pid, int status) {
+    const auto rec = workers_.find(pid);
+    const bool ended_by_master = rec != workers_.end() && rec->second.terminating;
+    forget_worker(pid);
+    if (ended_by_master) ++counts_.deadline_kills;
     const auto old = retiring_.find(pid);
     if (old != retiring_.end()) {
         log_info("old worker exited", {{"worker", static_cast<long long>(pid)},
@@ -285,18 +393,26 @@ void Master::on_exit(pid_t pid, int status) {
     const std::string how = describe_status(status);
     if (stopping_) {
         log_info("worker exited", {{"worker", static_cast<long long>(pid)}, {"slot", slot}, {"status", how}});
+    } else if (ended_by_master) {
+        // Logged with its request id when the master ended it; not a crash, no back-off.
+        log_warn("worker ended past its request deadline; respawning",
+                 {{"worker", static_cast<long long>(pid)}, {"slot", slot}, {"status", how}});
+        s.respawn_at = now;
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == kWorkerExitOk) {
+        ++counts_.recycled;
         log_info("worker exited; respawning", {{"worker", static_cast<long long>(pid)}, {"slot", slot},
                                                {"status", how}, {"uptime_ms", uptime_ms}});
         s.backoff_ms = 0;
         s.respawn_at = now;
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == kWorkerExitDeadline) {
         // The worker already sent the 503 and logged the request id; not a crash.
+        ++counts_.deadline_exits;
         log_warn("worker ended by request deadline; respawning",
                  {{"worker", static_cast<long long>(pid)}, {"slot", slot}, {"status", how},
                   {"timeout_ms", cfg_.request_timeout_ms}});
         s.respawn_at = now;
     } else {
+        ++counts_.crashes;
         log_error("worker died", {{"worker", static_cast<long long>(pid)}, {"slot", slot},
                                   {"status", how}, {"uptime_ms", uptime_ms}});
         on_abnormal_exit(s, now);
@@ -400,6 +516,122 @@ void Master::reload() {
                                         {"retiring", static_cast<long long>(old.size())}});
 }
 
+// php-fpm's request_terminate_timeout: a worker still inside a request past its deadline (input,
+// handler or response) plus the grace gets SIGTERM, then SIGKILL after kKillWait. Its client
+// gets nginx's JSON 503 (nginx sees the connection close without an answer: 502).
+void Master::enforce_deadlines() {
+    if (!board_.valid()) return;
+    const std::int64_t now_ns = monotonic_ns();
+    const auto now = Clock::now();
+    for (auto& [pid, w] : workers_) {
+        if (w.cell < 0) continue;
+        if (w.terminating) {
+            if (!w.killed && now >= w.kill_at) {
+                kill(pid, SIGKILL);
+                w.killed = true;
+                log_warn("worker did not end after SIGTERM: killed", {{"worker", static_cast<long long>(pid)}});
+            }
+            continue;
+        }
+        const WorkerCell& c = board_.cell(w.cell);
+        const std::int64_t started = c.started_ns.load(std::memory_order_relaxed);
+        const std::int64_t deadline = c.deadline_ns.load(std::memory_order_relaxed);
+        if (started == 0 || deadline == 0 || now_ns <= deadline + kDeadlineGraceNs) continue;
+        // Re-read: the worker may have finished and started another request meanwhile.
+        if (c.started_ns.load(std::memory_order_relaxed) != started) continue;
+        const CellText t = read_cell_text(c);
+        const auto phase = static_cast<Phase>(c.phase.load(std::memory_order_relaxed));
+        log_event(LogLevel::error, phase == Phase::read ? std::string_view() : t.request_id,
+                  "request past its deadline: ending the worker",
+                  {{"worker", static_cast<long long>(pid)}, {"phase", phase_name(phase)},
+                   {"method", phase == Phase::read ? "" : t.method},
+                   {"path", phase == Phase::read ? "" : t.path},
+                   {"elapsed_ms", static_cast<long long>((now_ns - started) / 1000000)},
+                   {"request_timeout_ms", cfg_.request_timeout_ms},
+                   {"io_timeout_ms", cfg_.io_timeout_ms}});
+        kill(pid, SIGTERM);
+        w.terminating = true;
+        w.kill_at = now + kKillWait;
+    }
+}
+
+StatusReport Master::status_report() const {
+    StatusReport r;
+    r.version = PACKAGE_VERSION;
+    r.start_time_s = start_time_s_;
+    r.now_s = std::time(nullptr);
+    r.pool_size = cfg_.workers;
+    r.generation = generation_;
+    r.slow_request_ms = cfg_.slow_request_ms;
+    r.request_timeout_ms = cfg_.request_timeout_ms;
+    r.restarts = counts_.restarts;
+    r.crashes = counts_.crashes;
+    r.recycled = counts_.recycled;
+    r.deadline_exits = counts_.deadline_exits;
+    r.deadline_kills = counts_.deadline_kills;
+    long long queued = -1, max = -1;
+    if (listen_queue(listener_.fd, queued, max)) {
+        r.listen_queue = queued;
+        r.listen_queue_max = max;
+    }
+    if (!board_.valid()) return r;
+    const ScoreboardMemory& m = board_.memory();
+    constexpr auto relaxed = std::memory_order_relaxed;
+    r.accepted = m.accepted.load(relaxed);
+    r.slow_requests = m.slow_requests.load(relaxed);
+    r.input_failed = m.input_failed.load(relaxed);
+    for (int row = 0; row <= kEndpointCount && row < kMaxEndpoints; ++row) {
+        StatusReport::Endpoint e;
+        e.name = row == 0 ? "other" : endpoint_name(kAllEndpoints[row - 1]);
+        const EndpointCounters& c = m.endpoints[row];
+        for (int k = 0; k < kStatusClasses; ++k) e.by_class[k] = c.by_class[k].load(relaxed);
+        for (int b = 0; b < kLatencyBuckets; ++b) e.buckets[b] = c.buckets[b].load(relaxed);
+        e.duration_us_sum = c.duration_us_sum.load(relaxed);
+        r.endpoints.push_back(std::move(e));
+    }
+    const std::int64_t now_ns = monotonic_ns();
+    for (const auto& [pid, w] : workers_) {
+        StatusReport::Worker out;
+        out.pid = pid;
+        out.generation = w.generation;
+        out.state = "idle";
+        out.phase = "idle";
+        if (w.cell >= 0) {
+            const WorkerCell& c = board_.cell(w.cell);
+            const std::int64_t started = c.started_ns.load(relaxed);
+            const auto phase = static_cast<Phase>(c.phase.load(relaxed));
+            out.served = c.served.load(relaxed);
+            // Waiting in its accept (read phase, nothing accepted yet) still counts as idle
+            // for a moment; a worker reading a request's input is busy.
+            if (started != 0 && phase != Phase::idle) {
+                out.state = "busy";
+                out.phase = phase_name(phase);
+                out.elapsed_ms = (now_ns - started) / 1000000;
+                if (phase != Phase::read) {
+                    const CellText t = read_cell_text(c);
+                    out.request_id = t.request_id;
+                    out.method = t.method;
+                    out.path = t.path;
+                }
+            }
+        }
+        (out.state == "busy" ? r.busy : r.idle) += 1;
+        r.workers.push_back(std::move(out));
+    }
+    return r;
+}
+
+std::string Master::status_page(const std::string& query) const {
+    const bool prometheus = query.find("format=prometheus") != std::string::npos;
+    const std::string body = prometheus ? render_status_prometheus(status_report())
+                                        : render_status_json(status_report());
+    std::string out = "Status: 200 OK\r\nContent-Type: ";
+    out += prometheus ? "text/plain; version=0.0.4; charset=utf-8" : "application/json; charset=utf-8";
+    out += "\r\nCache-Control: no-store\r\n\r\n";
+    out += body;
+    return out;
+}
+
 bool Master::any_children() const {
     return !retiring_.empty() ||
            std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.pid > 0; });
@@ -417,6 +649,12 @@ int Master::poll_timeout_ms() const {
             if (!next || t < *next) next = t;
         }
     }
+    // While any worker is inside a request, look at the scoreboard every tick.
+    const bool busy = board_.valid() && std::any_of(workers_.begin(), workers_.end(), [this](const auto& w) {
+        return w.second.cell >= 0 && board_.cell(w.second.cell).started_ns.load(std::memory_order_relaxed) != 0;
+    });
+    if (busy || std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w.second.terminating; }))
+        next = next ? std::min(*next, now + milliseconds(kScoreboardTickMs)) : now + milliseconds(kScoreboardTickMs);
     if (!next) return -1;
     const auto ms = std::chrono::duration_cast<milliseconds>(*next - now).count() + 1;
     return static_cast<int>(std::clamp<long long>(ms, 0, 60000));
@@ -426,11 +664,25 @@ void Master::run() {
     log_info("master started",
              {{"workers", cfg_.workers},
               {"listen", listener_.from_systemd ? std::string("systemd:fd3") : cfg_.listen}});
+    std::unique_ptr<StatusServer> status;
+    if (listener_.status_fd >= 0) {
+        status = std::make_unique<StatusServer>(listener_.status_fd, cfg_.io_timeout_ms,
+                                                [this](const std::string& q) { return status_page(q); });
+        log_info("status page listening", {{"status_listen", listener_.status_address}});
+    }
     for (std::size_t i = 0; i < slots_.size(); ++i) spawn(i);
+    std::vector<pollfd> fds;
     for (;;) {
-        struct pollfd p {g_pipe[0], POLLIN, 0};
-        if (poll(&p, 1, poll_timeout_ms()) < 0 && errno != EINTR)
+        fds.assign(1, pollfd{g_pipe[0], POLLIN, 0});
+        int timeout = poll_timeout_ms();
+        if (status) {
+            status->add_pollfds(fds);
+            const int t = status->next_timeout_ms();
+            if (t >= 0 && (timeout < 0 || t < timeout)) timeout = t;
+        }
+        if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)
             log_error("poll failed", {{"error", errno_text(errno)}});
+        if (status) status->on_poll(fds);
         bool stop = false, hup = false;
         unsigned char buf[64];
         ssize_t n;
@@ -441,6 +693,7 @@ void Master::run() {
             }
         }
         reap();  // on every wake-up, so a dropped SIGCHLD byte can never leave a zombie
+        enforce_deadlines();
         if (stop) begin_stop();
         if (hup && !stopping_) reload();
         if (stopping_) {
@@ -540,10 +793,21 @@ int run_supervisor(const Config& cfg, const ConfigReloader& reload) {
         if (!listener.created_path.empty()) unlink(listener.created_path.c_str());
         return 1;
     }
-    Master master(cfg, reload, listener);
+    Scoreboard board;
+    try {
+        board = Scoreboard::create();
+    } catch (const std::exception& e) {
+        // Without it the pool still serves; only deadlines past the workers' own and the
+        // status page's counters are lost.
+        log_error("no scoreboard: serving without the master's deadline and counters", {{"error", e.what()}});
+    }
+    const std::string status_path = listener.status_created_path;
+    Master master(cfg, reload, listener, board);
     master.run();  // unlinks the unix socket path when the stop begins
     if (pid_written) unlink(cfg.pid_file.c_str());
+    if (!status_path.empty()) unlink(status_path.c_str());
     close(listener.fd);
+    if (listener.status_fd >= 0) close(listener.status_fd);
     return 0;
 }
 

@@ -15,8 +15,9 @@
 
 #include "api/app.hpp"
 #include "api/errors.hpp"
-#include "server/fcgi_io.hpp"
 #include "base/log.hpp"
+#include "base/phase_clock.hpp"
+#include "server/fcgi_io.hpp"
 
 namespace notesd {
 
@@ -120,7 +121,25 @@ void disarm_deadline() {
     g_deadline_armed = 0;
 }
 
+#ifdef NOTESD_TEST_HOOKS
+// Test builds only (t/notesd-test-hooks, never installed; README "Tests"): a request whose query
+// string holds notesd_test_hang=1 wedges its worker the way a process stuck in the kernel is
+// wedged: every signal blocked (its own deadline cannot fire), never returning. Only the
+// master's scoreboard can end it.
+void test_hook(const HttpRequest& req) {
+    if (req.query.find("notesd_test_hang=1") == std::string::npos) return;
+    log_event(LogLevel::warn, req.request_id, "test hook: hanging with every signal blocked");
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);
+    for (;;) pause();
+}
+#else
+inline void test_hook(const HttpRequest&) {}
+#endif
+
 HttpResponse call_app(App& app, const HttpRequest& req) {
+    test_hook(req);
     try {
         return app.handle(req);
     } catch (const std::exception& e) {
@@ -131,33 +150,85 @@ HttpResponse call_app(App& app, const HttpRequest& req) {
     return render_error(ApiError(500, "INTERNAL_ERROR", "internal error"), req.request_id);
 }
 
-void handle_one(const Config& cfg, App& app, FcgiEndpoint& ep) {
-    const auto t0 = std::chrono::steady_clock::now();
+std::int64_t ms_to_ns(int ms) { return static_cast<std::int64_t>(ms) * 1000000; }
+
+// One line for a request over slow_request_ms, with the time of each phase.
+void log_slow(const Config& cfg, const PhaseClock& clock, const std::string& request_id,
+              const std::string& method, const std::string& path, int status, std::int64_t total_ns) {
+    auto ms = [](std::int64_t ns) { return std::to_string(ns / 1000000) + "." +
+                                           std::to_string(ns / 100000 % 10); };
+    log_event(LogLevel::warn, request_id, "slow request",
+              {{"method", method}, {"path", path}, {"status", status}, {"dur_ms", ms(total_ns)},
+               {"slow_request_ms", cfg.slow_request_ms},
+               {"read_ms", ms(clock.spent_ns(Phase::read))}, {"auth_ms", ms(clock.spent_ns(Phase::auth))},
+               {"parse_ms", ms(clock.spent_ns(Phase::parse))}, {"store_ms", ms(clock.spent_ns(Phase::store))},
+               {"rank_ms", ms(clock.spent_ns(Phase::rank))}, {"render_ms", ms(clock.spent_ns(Phase::render))},
+               {"write_ms", ms(clock.spent_ns(Phase::write))}});
+}
+
+// The connection is accepted and its params read (the clock runs since before the accept).
+void handle_one(const Config& cfg, App& app, FcgiEndpoint& ep, WorkerSeat& seat) {
+    PhaseClock& clock = request_clock();
     HttpResponse resp;
     std::string method, path, request_id;
     bool delivered = false;
+    std::int64_t total_ns = 0;
+    bool slow = false;
     {
         FcgiRequestGuard guard(ep);
         IncomingRequest in = ep.read_request(static_cast<std::size_t>(cfg.max_body_bytes));
         method = in.request.method;
         path = in.request.path;
         request_id = in.request.request_id;
+        if (ep.input_timed_out()) seat.input_failed();
         if (in.rejection) {
             resp = std::move(*in.rejection);
         } else {
+            seat.serving(request_id, method, path, monotonic_ns() + ms_to_ns(cfg.request_timeout_ms));
+            clock.mark(Phase::auth);
             arm_deadline(cfg, ep, in.request);
             resp = call_app(app, in.request);
             disarm_deadline();
         }
+        clock.mark(Phase::write);
+        seat.writing(monotonic_ns() + ms_to_ns(cfg.io_timeout_ms));
         delivered = ep.write_response(resp);
+        total_ns = clock.stop();
+        slow = cfg.slow_request_ms > 0 && total_ns >= ms_to_ns(cfg.slow_request_ms);
+        // Counted before the flush: a client that has its answer finds it in the status.
+        seat.count(resp.endpoint, resp.status, total_ns, slow);
     }  // FCGX_Finish_r: nginx has the whole response before we spend time on logging
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - t0).count();
+    seat.idle();
     app.after_response();  // e.g. a WAL checkpoint, no longer in some request's path
     if (!delivered) log_event(LogLevel::warn, request_id, "client went away before the response");
+    if (slow) log_slow(cfg, clock, request_id, method, path, resp.status, total_ns);
     log_event(resp.status >= 500 ? LogLevel::warn : LogLevel::info, request_id, "request",
               {{"method", method}, {"path", path}, {"status", resp.status},
-               {"dur_ms", static_cast<long long>(ms)}, {"user", resp.user_id}});
+               {"dur_ms", static_cast<long long>(total_ns / 1000000)}, {"user", resp.user_id}});
+}
+
+// Accepts one connection and serves it; says what accept found.
+AcceptResult accept_and_handle(const Config& cfg, App& app, FcgiEndpoint& ep, WorkerSeat& seat) {
+    PhaseClock& clock = request_clock();
+    clock.start(Phase::read);
+    seat.reading(clock.started_ns(), clock.started_ns() + ms_to_ns(cfg.io_timeout_ms));
+    const AcceptResult r = ep.accept();
+    if (r == AcceptResult::request) {
+        seat.accepted();
+        handle_one(cfg, app, ep, seat);
+        return r;
+    }
+    clock.stop();
+    seat.idle();
+    if (r == AcceptResult::input_failed) {
+        seat.accepted();
+        seat.input_failed();
+        log_warn("FastCGI connection dropped: its params stalled past io_timeout_ms or broke off",
+                 {{"io_timeout_ms", cfg.io_timeout_ms}});
+    } else if (r == AcceptResult::error) {
+        log_error("accept failed", {{"errno", ep.error_number()}});
+    }
+    return r;
 }
 
 // Waits for a connection with SIGTERM unblocked; false when the worker should stop.
@@ -182,37 +253,34 @@ bool wait_for_connection(int listen_fd, int& exit_code) {
     }
 }
 
-int serve(const Config& cfg, int listen_fd, App& app, FcgiEndpoint& ep) {
+int serve(const Config& cfg, int listen_fd, App& app, FcgiEndpoint& ep, WorkerSeat& seat) {
     int served = 0;
     int exit_code = kWorkerExitOk;
     while (wait_for_connection(listen_fd, exit_code)) {
-        const int rc = ep.accept();
-        if (rc < 0) {
-            // Every idle worker wakes for a connection; the ones that lose the race see EAGAIN.
-            if (rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR || rc == -ECONNABORTED)
-                continue;
-            log_error("accept failed", {{"rc", rc}});
-            return kWorkerExitAcceptFailed;
-        }
-        handle_one(cfg, app, ep);
-        if (++served >= cfg.max_requests) {
+        // Every idle worker wakes for a connection; the ones that lose the race find none.
+        const AcceptResult r = accept_and_handle(cfg, app, ep, seat);
+        if (r == AcceptResult::error) return kWorkerExitAcceptFailed;
+        if (r == AcceptResult::request && ++served >= cfg.max_requests) {
             log_info("worker recycling", {{"served", served}, {"max_requests", cfg.max_requests}});
             return kWorkerExitOk;
         }
     }
     if (exit_code != kWorkerExitOk) return exit_code;
     // Stopping: connections already queued on the socket were accepted by the kernel and nginx
-    // is waiting on them, so serve them (the socket is non-blocking: EAGAIN means none left).
+    // is waiting on them, so serve them (the socket is non-blocking: none left means done).
     // A TCP socket keeps filling under load, so stop taking work at half the master's
     // stop_timeout_ms, leaving the other half for the requests in hand before SIGKILL.
     const auto drain_until =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.stop_timeout_ms / 2);
     int drained = 0;
-    while (served < cfg.max_requests && std::chrono::steady_clock::now() < drain_until &&
-           ep.accept() >= 0) {
-        handle_one(cfg, app, ep);
-        ++served;
-        ++drained;
+    while (served < cfg.max_requests && std::chrono::steady_clock::now() < drain_until) {
+        const AcceptResult r = accept_and_handle(cfg, app, ep, seat);
+        if (r == AcceptResult::request) {
+            ++served;
+            ++drained;
+        } else if (r != AcceptResult::input_failed) {
+            break;
+        }
     }
     log_debug("worker stopping", {{"served", served}, {"drained", drained}});
     return kWorkerExitOk;
@@ -220,10 +288,11 @@ int serve(const Config& cfg, int listen_fd, App& app, FcgiEndpoint& ep) {
 
 }  // namespace
 
-int run_worker(const Config& cfg, int listen_fd) {
+int run_worker(const Config& cfg, int listen_fd, WorkerSeat seat) {
     setup_signals();
+    if (seat.cell()) request_clock().publish_to(&seat.cell()->phase);
     try {
-        FcgiEndpoint ep(listen_fd);
+        FcgiEndpoint ep(listen_fd, cfg.io_timeout_ms);
         std::unique_ptr<App> app;
         try {
             app = std::make_unique<App>(cfg);
@@ -232,7 +301,7 @@ int run_worker(const Config& cfg, int listen_fd) {
             return kWorkerExitInitFailed;
         }
         log_debug("worker ready");
-        return serve(cfg, listen_fd, *app, ep);
+        return serve(cfg, listen_fd, *app, ep, seat);
     } catch (const std::exception& e) {
         log_error("worker failed", {{"error", e.what()}});
         return kWorkerExitInitFailed;

@@ -1,6 +1,7 @@
 // A worker process: after-fork init, accept loop, per-request deadline, recycling, graceful exit.
 #pragma once
 #include "base/config.hpp"
+#include "server/scoreboard.hpp"
 
 namespace notesd {
 
@@ -12,6 +13,7 @@ constexpr int kWorkerExitAcceptFailed = 77; // the listening socket failed
 
 /// Runs in the child right after fork (signals still blocked, master's self-pipe closed):
 /// resets the inherited signal dispositions, serves requests, and returns the exit code.
-int run_worker(const Config& cfg, int listen_fd);
+/// seat: the worker's scoreboard cell and the shared counters (a default seat: none).
+int run_worker(const Config& cfg, int listen_fd, WorkerSeat seat);
 
 }  // namespace notesd

@@ -101,7 +101,8 @@ class SystemdUnits(unittest.TestCase):
 
     def test_socket_matches_default_listen_and_nginx_group(self):
         d = directives(unit_text("notesd.socket"))
-        self.assertEqual(d["ListenStream"], ["/run/notesd/notesd.sock"])
+        self.assertEqual(d["ListenStream"], ["/run/notesd/notesd.sock",
+                                             "/run/notesd/notesd-status.sock"])
         self.assertEqual(d["SocketMode"], ["0660"])
         self.assertEqual(d["SocketGroup"], ["www-data"])
         with open(os.path.join(SRCDIR, "src", "base", "config.hpp")) as f:

@@ -4,6 +4,7 @@
 #include "store/store.hpp"
 #include "api/handlers/handlers.hpp"
 #include "api/handlers/paging.hpp"
+#include "base/phase_clock.hpp"
 
 namespace notesd {
 
@@ -11,12 +12,14 @@ HttpResponse list_collections(const HttpRequest& req, const Principal& who, Note
                               const CursorCodec& cursors) {
     const ListCollectionsCommand cmd = parse_list_collections(QueryArgs(req.query));
     const std::string scope = cmd.scope();
+    mark_phase(Phase::store);
     const PageStart start = start_page(cmd.page, cursors, who.user_id, scope, [&] {
         return notes.count_collections(who.user_id, cmd.filter);
     });
     auto rows = notes.list_collections(who.user_id, cmd.filter, cmd.order_by, start.after,
                                        cmd.limit + 1);
     const auto next = finish_page(rows, cmd.limit, cmd.order_by, start.total, cursors, who.user_id, scope);
+    mark_phase(Phase::render);
     HttpResponse r;
     r.body = render_collection_page(req.request_id, rows, start.total, next);
     return r;

@@ -5,6 +5,7 @@
 #include "api/render.hpp"
 #include "search/search.hpp"
 #include "store/store.hpp"
+#include "base/phase_clock.hpp"
 #include "base/util.hpp"
 #include "api/handlers/handlers.hpp"
 
@@ -37,10 +38,12 @@ SnapshotRecord new_snapshot(SearchStore& store, const Principal& who, const Pars
     rec.fingerprint = fingerprint;
     rec.created_us = now_us();
     rec.expires_us = rec.created_us + settings.snapshot_ttl_s * 1000000LL;
+    mark_phase(Phase::rank);  // reading postings included: ranking is most of it
     {
         ReadScope view(store);  // the statistics and postings of one state of the database
         rec.note_ids = ranked_note_ids(store, who.user_id, query, cmd.filter);
     }
+    mark_phase(Phase::store);
     store.save_snapshot(rec);
     static long long next_purge_us = 0;  // per worker process, which serves one request at a time
     if (rec.created_us >= next_purge_us &&
@@ -62,6 +65,7 @@ HttpResponse search_notes(const HttpRequest& req, const Principal& who, SearchSt
 
     SnapshotRecord snap;
     if (cmd.snapshot_id) {
+        mark_phase(Phase::store);
         auto found = store.find_snapshot(who.user_id, *cmd.snapshot_id, now_us());
         if (!found)
             throw ApiError(404, "NOT_FOUND", "snapshot_id is unknown or has expired; search again "
@@ -81,10 +85,12 @@ HttpResponse search_notes(const HttpRequest& req, const Principal& who, SearchSt
         page.push_back(snap.note_ids[static_cast<std::size_t>(i)]);
     std::vector<NoteItem> items;
     std::vector<SearchHit> hits;
+    mark_phase(Phase::store);
     {
         ReadScope view(store);
         hits = store.notes_by_ids(who.user_id, page, cmd.include_content);
     }
+    mark_phase(Phase::render);
     SnippetMaker snippets(query);
     for (SearchHit& hit : hits) {
         std::string snippet = snippets.snippet(hit.plain_text);
