@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -122,11 +123,20 @@ void disarm_deadline() {
 }
 
 #ifdef NOTESD_TEST_HOOKS
-// Test builds only (t/notesd-test-hooks, never installed; README "Tests"): a request whose query
-// string holds notesd_test_hang=1 wedges its worker the way a process stuck in the kernel is
-// wedged: every signal blocked (its own deadline cannot fire), never returning. Only the
-// master's scoreboard can end it.
+// Test builds only (t/notesd-test-hooks, built by make check, never installed; README "Tests"),
+// driven by the query string:
+//   notesd_test_hang=1         wedges the worker the way a process stuck in the kernel is
+//                              wedged: every signal blocked (its own deadline cannot fire),
+//                              never returning. Only the master's scoreboard can end it.
+//   notesd_test_sleep_ms=N     the handler takes N ms more (signals as usual): a request that
+//                              is surely in progress, for SIGSTOP and status tests.
 void test_hook(const HttpRequest& req) {
+    const auto sleep_at = req.query.find("notesd_test_sleep_ms=");
+    if (sleep_at != std::string::npos) {
+        const long ms = std::strtol(req.query.c_str() + sleep_at + 21, nullptr, 10);
+        struct timespec ts {ms / 1000, (ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+    }
     if (req.query.find("notesd_test_hang=1") == std::string::npos) return;
     log_event(LogLevel::warn, req.request_id, "test hook: hanging with every signal blocked");
     sigset_t all;

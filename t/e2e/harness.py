@@ -181,10 +181,12 @@ class Stack:
     and @EXTRA_PORT@ (a second free port, then in self.extra_port) filled in.
     db: a SOCI connection string (default: a fresh SQLite file in the temp dir, or with
     NOTESD_E2E_DB set a fresh database on that server, dropped at stop).
+    test_hooks: run t/notesd-test-hooks (notesd built with -DNOTESD_TEST_HOOKS: a query with
+    notesd_test_hang=1 wedges its worker, notesd_test_sleep_ms=N slows its handler).
     """
 
     def __init__(self, config=None, notesd=True, nginx=None, upstream=None, db=None,
-                 migrate=True, nginx_extra=None, start_timeout=15.0):
+                 migrate=True, nginx_extra=None, start_timeout=15.0, test_hooks=False):
         self.dir = tempfile.mkdtemp(prefix="notesd-e2e-")
         reg = os.environ.get("NOTESD_E2E_REGISTRY")
         if reg:  # removed by t/run_tests.py if this process dies before stop()
@@ -218,6 +220,8 @@ class Stack:
         self.nginx_extra = nginx_extra
         self.extra_port = None
         self.start_timeout = start_timeout
+        self.notesd_binary = os.path.join("t", "notesd-test-hooks") if test_hooks else "notesd"
+        self.status_socket_path = os.path.join(self.dir, "notesd-status.sock")
         self.settings = self._default_settings()
         self.settings.update({k: str(v) for k, v in (config or {}).items()})
         secret = os.path.join(self.data_dir, "secret")
@@ -302,7 +306,7 @@ class Stack:
     def _start_notesd(self):
         log = open(self.log_path, "ab")
         self.notesd_proc = subprocess.Popen(
-            [self.binary("notesd"), "--config", self.config_path], stdin=subprocess.DEVNULL,
+            [self.binary(self.notesd_binary), "--config", self.config_path], stdin=subprocess.DEVNULL,
             stdout=log, stderr=log, env=self._env(), start_new_session=True)
         _register(self.notesd_proc, True)
         log.close()
@@ -493,6 +497,13 @@ class Stack:
             except socket.timeout:
                 pass
             return out
+
+    def status(self, prometheus=False):
+        """The master's status page through nginx: the JSON as a dict, or the Prometheus text."""
+        r = self.request("GET", "/notesd-status", query="format=prometheus" if prometheus else None)
+        if r.status != 200:
+            raise StackError("status page answered %d: %s" % (r.status, r.text[:300]))
+        return r.text if prometheus else r.json()
 
     # ---- the database -----------------------------------------------------------------------
 
