@@ -55,7 +55,7 @@ PACKAGE_TIMEOUT_S = 1800
 # Modules that only test files or supervise pools with settings of their own: not repeated
 # in the max_requests=1 pass.
 NOT_RECYCLED = ("test_systemd", "test_supervisor", "test_backends", "test_relevance",
-                "test_deadline", "test_status")
+                "test_status")
 # Per backend, the e2e modules or classes (test id prefixes) that do not run there. They are
 # left out of the run, not skipped inside it: a skip would hide a test that ought to run.
 SERVER_EXCLUDED = (

@@ -112,6 +112,7 @@ cat <<EOF
 notesd is serving http://127.0.0.1:$PORT/v2 (database: $NOTESD_DB, user: $user)
   token: $token
   try:   curl -s -H "Authorization: Bearer $token" '$url'
+  status: curl -s http://127.0.0.1:$PORT/notesd-status  (or ?format=prometheus)
   logs:  notesd below; nginx in $rt/logs/
   first request answered: HTTP ${ready:-none}
 Press Ctrl-C to stop.

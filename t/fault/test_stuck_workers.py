@@ -1,4 +1,4 @@
-"""The master enforces the request deadline from its scoreboard (php-fpm's
+"""Fault rows: stuck workers and stalled FastCGI peers. The master enforces the request deadline from its scoreboard (php-fpm's
 request_terminate_timeout), through the real nginx and the real pool: a worker SIGSTOPped in the
 middle of a request under load, and a handler wedged with every signal blocked (the test hook of
 t/notesd-test-hooks), are ended and replaced; their clients get the JSON 503 within the deadline
@@ -8,12 +8,11 @@ import os
 import signal
 import socket
 import struct
-import sys
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import faultlib  # noqa: E402,F401 (puts t/e2e on sys.path)
 import fcgi  # noqa: E402
 from harness import Stack  # noqa: E402
 from test_supervisor import Load  # noqa: E402
