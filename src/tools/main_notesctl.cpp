@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "base/config.hpp"
+#include "server/status_server.hpp"
+#include "tools/status_view.hpp"
 #include "ingest/demo.hpp"
 #include "ingest/import.hpp"
 #include "store/store.hpp"
@@ -40,6 +42,9 @@ const char* const kUsage =
     "  note delete USER NOTE_ID       delete one note\n"
     "  pack USER                      pack the user's search postings for fast reads (SQLite;\n"
     "                                 import, demo and note delete do it after writing)\n"
+    "  status [--socket ADDR] [--format text|json|prometheus]\n"
+    "                                 the running pool's status page, from the master's status\n"
+    "                                 socket (default: status_listen of the config file)\n"
     "\n"
     "USER is a user name or numeric id. The database is --db, else $NOTESD_DB, else `db` of the\n"
     "config file (--config, default " NOTESD_SYSCONFDIR "/notesd.conf).\n"
@@ -70,7 +75,7 @@ Args parse_args(int argc, char** argv) {
         bool inline_value = eq != std::string::npos;
         if (inline_value) name = arg.substr(0, eq), value = arg.substr(eq + 1);
         if (name != "--db" && name != "--config" && name != "--label" && name != "--notes" &&
-            name != "--batch")
+            name != "--batch" && name != "--socket" && name != "--format")
             throw UsageError("unknown option " + name);
         if (!inline_value) {
             if (i + 1 >= argc) throw UsageError(name + " needs a value");
@@ -276,12 +281,35 @@ std::string safe_message(const std::exception& e) {
     return cut == std::string::npos ? m : m.substr(0, cut);
 }
 
+// `status` reads the master's status socket, not the database.
+int status_command(const Args& a) {
+    if (a.words.size() != 1) throw UsageError("'status' takes no argument");
+    std::string format = "text", address;
+    for (const auto& [name, value] : a.options) {
+        if (name == "--format") format = value;
+        else if (name == "--socket") address = value;
+        else throw UsageError(name + " does not apply to 'status'");
+    }
+    if (format != "text" && format != "json" && format != "prometheus")
+        throw UsageError("--format must be text, json or prometheus");
+    if (address.empty()) {
+        const std::string def = NOTESD_SYSCONFDIR "/notesd.conf";
+        const Config c = !a.config.empty() ? load_config(a.config)
+                         : ::access(def.c_str(), R_OK) == 0 ? load_config(def) : Config();
+        address = status_listen_address(c);
+        if (address.empty())
+            throw std::runtime_error("the configuration has no status socket (status_listen); use --socket");
+    }
+    return print_status(address, format);
+}
+
 int run(int argc, char** argv) {
     Args args;
     try {
         args = parse_args(argc, argv);
         if (args.help) { std::cout << kUsage; return 0; }
         if (args.words.empty()) throw UsageError("missing command");
+        if (args.words[0] == "status") return status_command(args);
         Tool tool(args);
         tool.check();
         std::unique_ptr<Store> store = open_store_for_bulk(resolve_db(args));

@@ -194,6 +194,23 @@ class Counters(unittest.TestCase):
         self.assertEqual(value(fam, "notesd_worker_crashes_total"), 1)
         self.assertEqual(value(fam, "notesd_worker_restarts_total"), 1)
 
+    def test_notesctl_status(self):
+        for _ in range(3):
+            self.assertEqual(self.stack.request("GET", "/v2/notes", token=self.token).status, 200)
+        # The status socket named by the config file (status_listen = auto: next to listen).
+        out = self.stack.notesctl("--config", self.stack.config_path, "status").stdout
+        self.assertRegex(out, r"pool: +2 workers")
+        self.assertRegex(out, r"\nlist_notes +3 +3 +0 +0 ")
+        for pid in self.stack.worker_pids():
+            self.assertIn("\n%d " % pid, out)
+        prom = self.stack.notesctl("status", "--socket", self.stack.status_socket_path,
+                                   "--format", "prometheus").stdout
+        fam = parse_prometheus(prom)
+        self.assertEqual(value(fam, "notesd_requests_total", endpoint="list_notes", status="2xx"), 3)
+        bad = self.stack.notesctl("status", "--socket", self.stack.dir + "/nothing.sock", check=False)
+        self.assertEqual(bad.returncode, 1)
+        self.assertIn("cannot connect", bad.stderr)
+
     def test_only_this_url_and_only_get_answers(self):
         # The page is one exact location; anything below it is the API's JSON 404.
         r = self.stack.request("GET", "/notesd-status/x")
