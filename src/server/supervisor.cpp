@@ -489,6 +489,10 @@ void Master::reload() {
         n.listen_mode = cfg_.listen_mode;
         n.listen_backlog = cfg_.listen_backlog;
     }
+    if (n.status_listen != cfg_.status_listen) {
+        log_warn("status_listen changes only on restart", {{"status_listen", cfg_.status_listen}});
+        n.status_listen = cfg_.status_listen;
+    }
     if (n.pid_file != cfg_.pid_file) {
         log_warn("pid_file changes only on restart", {{"pid_file", cfg_.pid_file}});
         n.pid_file = cfg_.pid_file;
