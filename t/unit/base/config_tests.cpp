@@ -236,6 +236,9 @@ BOOST_AUTO_TEST_CASE(example_file_lists_the_defaults) {
     BOOST_TEST(c.workers == d.workers);
     BOOST_TEST(c.max_requests == d.max_requests);
     BOOST_TEST(c.request_timeout_ms == d.request_timeout_ms);
+    BOOST_TEST(c.io_timeout_ms == d.io_timeout_ms);
+    BOOST_TEST(c.slow_request_ms == d.slow_request_ms);
+    BOOST_TEST(c.status_listen == d.status_listen);
     BOOST_TEST(c.stop_timeout_ms == d.stop_timeout_ms);
     BOOST_TEST(c.respawn_backoff_max_ms == d.respawn_backoff_max_ms);
     BOOST_TEST(c.crash_loop_limit == d.crash_loop_limit);
@@ -256,7 +259,7 @@ BOOST_AUTO_TEST_CASE(example_file_lists_the_defaults) {
     while (std::getline(in, line)) {
         if (!line.empty() && line[0] != '#') ++keys;
     }
-    BOOST_TEST(keys == 19);
+    BOOST_TEST(keys == 22);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
