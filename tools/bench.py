@@ -39,6 +39,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 from collections import namedtuple
@@ -416,6 +417,49 @@ def run_wrk(a, port, req_file, duration):
     return r
 
 
+class StatusProbe:
+    """Asks the status page (/notesd-status, answered by the notesd master) every 100 ms while
+    wrk runs: its latency under load, and the requests it counted."""
+
+    def __init__(self, port):
+        self.port, self.latencies, self.failures = port, [], 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def total(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request("GET", "/notesd-status")
+            return json.loads(conn.getresponse().read())["requests"]["total"]
+        finally:
+            conn.close()
+
+    def _run(self):
+        while not self._stop.wait(0.1):
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+            t0 = time.monotonic()
+            try:
+                conn.request("GET", "/notesd-status")
+                r = conn.getresponse()
+                r.read()
+                if r.status == 200:
+                    self.latencies.append(time.monotonic() - t0)
+                else:
+                    self.failures += 1
+            except OSError:
+                self.failures += 1
+            finally:
+                conn.close()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(15)
+
+
 # ---- data ---------------------------------------------------------------------------------
 
 def data_spec(a):
@@ -669,9 +713,17 @@ def run_benchmark(a, scenarios, db, info, command):
         for sc in scenarios if a.warmup > 0 else ():  # warm-up: caches, page cache; not recorded
             run_wrk(a, stack.port, files[sc.name], a.warmup)
         raw = {sc.name: [] for sc in scenarios}
+        status = {"latencies": [], "failures": 0, "counted": 0, "sent": 0}
         for i in range(a.runs):
             for sc in scenarios:
-                r = run_wrk(a, stack.port, files[sc.name], a.duration)
+                before = StatusProbe(stack.port).total()
+                with StatusProbe(stack.port) as probe:
+                    r = run_wrk(a, stack.port, files[sc.name], a.duration)
+                time.sleep(0.5)  # requests wrk gave up on at its end are answered meanwhile
+                status["counted"] += StatusProbe(stack.port).total() - before
+                status["sent"] += r["requests"]
+                status["latencies"] += probe.latencies
+                status["failures"] += probe.failures
                 raw[sc.name].append(r)
                 log("run %d/%d %s: %.0f req/s, p50 %s ms, p99 %s ms, non-2xx %d"
                     % (i + 1, a.runs, sc.name, r["rps"], ms(r["p50"]), ms(r["p99"]), r["non2xx"]))
@@ -681,7 +733,15 @@ def run_benchmark(a, scenarios, db, info, command):
             results[sc.name]["distinct"] = distinct[sc.name]
         with open(os.path.join(work, "raw-results.json"), "w") as f:
             json.dump(raw, f, indent=1)
-        return report(a, info, scenarios, results, checks, ctx, command)
+        text = report(a, info, scenarios, results, checks, ctx, command)
+        t = status["latencies"]
+        if t:
+            text += ("\nStatus page during the runs (/notesd-status every 100 ms): %d answers, median %.2f ms, "
+                     "p99 %.2f ms, max %.2f ms, %d failed; requests it counted: %d, wrk's responses: %d "
+                     "(the status also counts the requests each run's connections had in flight at its end)\n"
+                     % (len(t), pct_ms(t, 0.5), pct_ms(t, 0.99), max(t) * 1000, status["failures"],
+                        status["counted"], status["sent"]))
+        return text
     finally:
         stack.stop()
 
