@@ -56,12 +56,14 @@ class DeadlineCase(unittest.TestCase):
         self.user, self.token = self.stack.create_user("alice")
         self.stack.notesctl("demo", self.user, "--notes", "20")
 
-    def busy_worker(self, timeout=5.0):
-        """(pid, request id) of the one worker the status page shows inside a request."""
+    def busy_worker(self, timeout=5.0, min_elapsed_ms=0):
+        """(pid, request id) of a worker the status page shows inside a request that has run for
+        at least min_elapsed_ms (the slow request among the load's quick ones)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             busy = [w for w in self.stack.status()["workers"]
-                    if w["state"] == "busy" and w["phase"] != "read"]
+                    if w["state"] == "busy" and w["phase"] != "read"
+                    and w["elapsed_ms"] >= min_elapsed_ms]
             if busy:
                 return busy[0]["pid"], busy[0]["request_id"]
             time.sleep(0.02)
@@ -89,12 +91,13 @@ class StoppedWorker(DeadlineCase):
         with Load(self.stack, self.token, threads=3) as load:
             slow = TimedRequest(self.stack, self.token, {"notesd_test_sleep_ms": 700})
             slow.start()
-            pid, rid = self.busy_worker()
+            pid, rid = self.busy_worker(min_elapsed_ms=200)  # load requests take a few ms
             os.kill(pid, signal.SIGSTOP)  # its own deadline (SIGALRM) can no longer run
             slow.join(30)
             time.sleep(0.5)
         self.assertIsNone(slow.error, slow.error)
         assert_json_503(self, slow.response)
+        self.assertEqual(slow.response.json()["request_id"], rid, "the stopped worker served it")
         self.assert_killed_and_replaced(pid, slow.took, rid)
         self.assertEqual(load.errors, [])
         self.assertGreater(len(load.results), 5, "the load did not run")
