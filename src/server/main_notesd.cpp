@@ -16,6 +16,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "server/config_check.hpp"
 #include "server/supervisor.hpp"
 
 #ifndef NOTESD_SYSCONFDIR
@@ -137,7 +138,7 @@ notesd::Config load(const Options& o, std::vector<std::string>& problems) {
         const std::string p = apply_setting(c, key, value);
         if (!p.empty()) problems.push_back("command line: " + p);
     }
-    for (auto& p : notesd::validate(c)) problems.push_back(std::move(p));
+    for (auto& p : notesd::check_config(c)) problems.push_back(std::move(p));
     return c;
 }
 

@@ -15,7 +15,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fcgi  # noqa: E402
-from harness import Stack, proc_stat  # noqa: E402
+from harness import BUILDDIR, Stack, proc_stat  # noqa: E402
 
 REQUEST_ID = re.compile(r"^api-request-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -216,6 +216,34 @@ class Reload(SupervisorCase):
         self.stack.signal_master(signal.SIGHUP)
         self.stack.wait_for_workers(1, exclude=old, timeout=15)
         self.get_ok(2)
+
+
+class BadConnectionString(unittest.TestCase):
+    """The connection string is judged at start-up by the store's one parser: a string it
+    rejects is named by --check-config and stops start-up, before any worker tries it."""
+
+    ARGS = ["--config", os.devnull, "--set", "secret=" + "s" * 40, "--listen", "127.0.0.1:1"]
+
+    def notesd(self, *args):
+        return subprocess.run([os.path.join(BUILDDIR, "notesd")] + self.ARGS + list(args),
+                              capture_output=True, text=True, timeout=30)
+
+    def test_check_config_names_the_parsers_problem(self):
+        for conn, needle in (("sqlite3://db=/tmp/notesd-x.db cache_mb=lots", "db: cache_mb must be"),
+                             ("oracle://db=x", "db: unknown database scheme 'oracle'"),
+                             ("mysql://db=x user='y", "db: unterminated quote")):
+            p = self.notesd("--check-config", "--db", conn)
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertIn(needle, p.stderr)
+        p = self.notesd("--check-config", "--db", "sqlite3://db=/tmp/notesd-x.db cache_mb=8")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_start_up_refuses_it(self):
+        p = self.notesd("--db", "sqlite3://db=/tmp/notesd-x.db synchronous=sometimes")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("synchronous must be", p.stderr)
+        self.assertIn("not starting: invalid configuration", p.stderr)
+        self.assertFalse(os.path.exists("/tmp/notesd-x.db"))
 
 
 def sqlite_path(db_url):
