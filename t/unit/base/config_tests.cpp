@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "base/config.hpp"
+#include "base/config_fixture.hpp"
 
 using namespace notesd;
+using namespace notesd::test;
 
 namespace {
-
-const std::string kSecret = "0123456789abcdef0123456789abcdef";  // exactly 32 characters
 
 // A temporary file removed at scope end.
 struct TempFile {
@@ -30,17 +30,6 @@ struct TempFile {
     ~TempFile() { unlink(path.c_str()); }
     std::string path;
 };
-
-bool has_problem(const std::vector<std::string>& problems, const std::string& needle) {
-    return std::any_of(problems.begin(), problems.end(),
-                       [&](const std::string& p) { return p.find(needle) != std::string::npos; });
-}
-
-Config valid() {
-    Config c;
-    c.secret = kSecret;
-    return c;
-}
 
 }  // namespace
 

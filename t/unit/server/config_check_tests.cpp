@@ -1,28 +1,14 @@
 #include <boost/test/unit_test.hpp>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "base/config.hpp"
+#include "base/config_fixture.hpp"
 #include "server/config_check.hpp"
 
 using namespace notesd;
-
-namespace {
-
-bool has_problem(const std::vector<std::string>& problems, const std::string& needle) {
-    return std::any_of(problems.begin(), problems.end(),
-                       [&](const std::string& p) { return p.find(needle) != std::string::npos; });
-}
-
-Config valid() {
-    Config c;
-    c.secret = "0123456789abcdef0123456789abcdef";
-    return c;
-}
-
-}  // namespace
+using namespace notesd::test;
 
 BOOST_AUTO_TEST_SUITE(config_check)
 
