@@ -160,8 +160,8 @@ PostingUnion union_postings(const std::vector<RetrievalUnit>& units,
     return out;
 }
 
-// The order of the cut, on contiguous keys (a comparison through entries and postings missed
-// the cache at every step).
+// The order of the cut, on contiguous keys: a comparison through entries and postings would
+// miss the cache at every step.
 struct CutKey {
     double s;
     long long us, hi, lo;
