@@ -312,13 +312,9 @@ class Unavailable(SupervisorCase):
         us = self.stack.upstream_statuses([doc["request_id"]])
         self.assertEqual(us.get(doc["request_id"]), "503")
 
-
-class LockedDatabase(Unavailable):
-    config = {"workers": 1, "request_timeout_ms": 1000, "db_busy_timeout_ms": 900}
-
-    def test_locked_database_is_503_then_recovers(self):
-        # The worker opens its database at its first request: the lock is taken before that.
-        lock = ExclusiveLock(sqlite_path(self.stack.db_url))
+    def unavailable_while_held(self, lock):
+        """Seconds a list request took while `lock` was held (released after it); the answer
+        must be the worker's 503."""
         try:
             t0 = time.monotonic()
             r = self.stack.request("GET", "/v2/notes", token=self.token)
@@ -326,6 +322,15 @@ class LockedDatabase(Unavailable):
         finally:
             lock.release()
         self.assert_unavailable(r)
+        return took
+
+
+class LockedDatabase(Unavailable):
+    config = {"workers": 1, "request_timeout_ms": 1000, "db_busy_timeout_ms": 900}
+
+    def test_locked_database_is_503_then_recovers(self):
+        # The worker opens its database at its first request: the lock is taken before that.
+        took = self.unavailable_while_held(ExclusiveLock(sqlite_path(self.stack.db_url)))
         self.assertLess(took, 3.0)
         self.get_ok(3)
 
@@ -346,14 +351,7 @@ class Deadline(Unavailable):
         keeper.stdout.readline()
         self.get_ok()
         worker = self.stack.wait_for_workers(1)
-        locks = WalReadLocks(path)
-        try:
-            t0 = time.monotonic()
-            r = self.stack.request("GET", "/v2/notes", token=self.token)
-            took = time.monotonic() - t0
-        finally:
-            locks.release()
-        self.assert_unavailable(r)
+        took = self.unavailable_while_held(WalReadLocks(path))
         self.assertGreaterEqual(took, 0.9, "answered before the deadline: not the deadline path")
         self.assertLess(took, 5.0, "the deadline (1 s) did not cut the request short")
         self.assertIn("deadline", self.stack.logs())
