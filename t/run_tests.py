@@ -4,6 +4,9 @@
     python3 t/run_tests.py --srcdir S --builddir B
 
 Parts, in order:
+  layout        t/check_layout.py: every file of src/ against the layer rule, the library rule
+                and the size limits (one test per rule and file), after a self-test that
+                plants violations and expects each one found
   unit          B/t/unit_tests (Boost.Test), counted test case by test case from its XML report
   store (X)     `unit_tests --run_test=store:store_search` again with NOTESD_TEST_DB set, once
                 per database server given in the environment: NOTESD_TEST_MYSQL,
@@ -390,6 +393,27 @@ def run_e2e_module(part, module_path, results_dir, env, tag, timeout=E2E_MODULE_
 
 # ---- driver -----------------------------------------------------------------------------------
 
+def run_layout_check(part, srcdir):
+    """The checks of t/check_layout.py, each (rule, file) pair one test."""
+    t0 = time.monotonic()
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "check_layout", os.path.join(srcdir, "t", "check_layout.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        results = module.self_test() + module.check(srcdir)
+    except Exception as e:  # noqa: BLE001 - a checker that cannot run fails the part
+        part.fail("layout", "t/check_layout.py failed: %s: %s" % (e.__class__.__name__, e))
+        return
+    for name, problems in results:
+        if problems:
+            part.fail(name, "; ".join(problems))
+        else:
+            part.passed += 1
+    part.note = "%.1f s, python3 t/check_layout.py" % (time.monotonic() - t0)
+    if not results:
+        part.fail("layout", "checked no file")
+
 def run_package_part(parts, srcdir, builddir, results_dir):
     """The Debian package part: runs by default with NOTESD_TEST_PACKAGE=1 (it installs and
     purges a package as root); asked for by --only package without it, it fails."""
@@ -432,7 +456,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--srcdir", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--builddir", default=".")
-    ap.add_argument("--only", choices=("unit", "store", "e2e", "fault", "package"), action="append",
+    ap.add_argument("--only", choices=("layout", "unit", "store", "e2e", "fault", "package"), action="append",
                     help="run only these parts (repeatable)")
     ap.add_argument("--e2e", action="append", metavar="NAME",
                     help="run only these e2e or fault modules, e.g. test_nginx (repeatable)")
@@ -448,7 +472,7 @@ def main():
     builddir = os.path.abspath(args.builddir)
     results_dir = os.path.join(builddir, "t", "test-results")
     os.makedirs(results_dir, exist_ok=True)
-    default_parts = ("unit", "store", "e2e")
+    default_parts = ("layout", "unit", "store", "e2e")
     if os.environ.get("NOTESD_TEST_FAULT", "0") == "1":
         default_parts += ("fault",)
     if os.environ.get("NOTESD_TEST_PACKAGE", "0") == "1":
@@ -458,6 +482,12 @@ def main():
     unit_bin = os.path.join(builddir, "t", "unit_tests")
     parts = []
     t0 = time.monotonic()
+
+    if "layout" in parts_wanted:
+        part = Part("layout")
+        run_layout_check(part, srcdir)
+        parts.append(part)
+        print_part(part)
 
     if "unit" in parts_wanted:
         part = Part("unit")

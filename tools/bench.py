@@ -114,7 +114,7 @@ SCENARIOS = [
 ]
 SEARCH_KINDS = ("rare", "two_terms", "frequent", "phrase", "prefix", "cjk")
 QUERIES_PER_KIND = 200
-# rank.cpp's stopwords: a realistic frequent query is a frequent content word, not "the"
+# search/query.cpp's stopwords: a realistic frequent query is a frequent content word, not "the"
 STOPWORDS = set("""a an and are as at be been but by can do does for from has have how i if in
 into is it its not of on or such that the their there these this to was what when where which
 who why will with were would any""".split())

@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "search/rank.hpp"
+#include "search/ranker.hpp"
 #include "search/text.hpp"
 
 using namespace notesd;

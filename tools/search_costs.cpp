@@ -24,8 +24,8 @@
 
 #include <json/json.h>
 
-#include "search/rank.hpp"
-#include "search/search.hpp"
+#include "search/snippet.hpp"
+#include "search/topk.hpp"
 #include "store/store.hpp"
 
 using namespace notesd;

@@ -30,8 +30,9 @@ Store& App::store() {
         } catch (const StoreUnavailable&) {
             throw;
         } catch (const std::exception& e) {
-            // The connection string was validated at start-up: failing now means the database
-            // is unreachable. The store's messages carry no SQL or bound values.
+            // The connection string was parsed at start-up (server/config_check.cpp), so a
+            // failure here is the database's: unreachable, or refusing us. The store's
+            // messages carry no SQL or bound values.
             throw StoreUnavailable(std::string("the database cannot be opened: ") + e.what());
         }
     }

@@ -10,6 +10,20 @@
 namespace notesd {
 namespace {
 
+// The contains_* filters, any of which a note may match: the list endpoint's query parameter
+// and the search body's field of each.
+struct FlagFilter {
+    const char* query_name;
+    const char* body_name;
+    int flag;
+};
+constexpr FlagFilter kFlagFilters[] = {
+    {"contains_open_tasks", "filter_by_contains_open_tasks", kFlagOpenTasks},
+    {"contains_tasks", "filter_by_contains_tasks", kFlagTasks},
+    {"contains_images", "filter_by_contains_images", kFlagImages},
+    {"contains_files", "filter_by_contains_files", kFlagFiles},
+};
+
 std::string range_text(long long min, long long max) {
     return "an integer from " + std::to_string(min) + " to " + std::to_string(max);
 }
@@ -110,16 +124,9 @@ ListNotesCommand parse_list_notes(const QueryArgs& q) {
     if (auto v = q.get("collection_id"))
         c.filter.collection_id = parse_uuid_param("collection_id", *v);
     read_bounds(q, c.filter.created, c.filter.updated);
-    static const struct {
-        const char* name;
-        int flag;
-    } kFlags[] = {{"contains_open_tasks", kFlagOpenTasks},
-                  {"contains_tasks", kFlagTasks},
-                  {"contains_images", kFlagImages},
-                  {"contains_files", kFlagFiles}};
-    for (const auto& f : kFlags)
-        if (auto v = q.get(f.name))
-            if (parse_bool_param(f.name, *v)) c.filter.flags_any |= f.flag;
+    for (const auto& f : kFlagFilters)
+        if (auto v = q.get(f.query_name))
+            if (parse_bool_param(f.query_name, *v)) c.filter.flags_any |= f.flag;
     if (auto v = q.get("include_note_content"))
         c.include_content = parse_bool_param("include_note_content", *v);
     return c;
@@ -253,15 +260,8 @@ SearchCommand parse_search(const QueryArgs& q, const Json::Value& body) {
     if (auto t = body_time(body, "filter_by_created_before")) c.filter.created.max_us = *t;
     if (auto t = body_time(body, "filter_by_updated_after")) c.filter.updated.min_us = *t;
     if (auto t = body_time(body, "filter_by_updated_before")) c.filter.updated.max_us = *t;
-    static const struct {
-        const char* name;
-        int flag;
-    } kFlags[] = {{"filter_by_contains_open_tasks", kFlagOpenTasks},
-                  {"filter_by_contains_tasks", kFlagTasks},
-                  {"filter_by_contains_images", kFlagImages},
-                  {"filter_by_contains_files", kFlagFiles}};
-    for (const auto& f : kFlags)
-        if (body_bool(body, f.name, f.name)) c.filter.flags_any |= f.flag;
+    for (const auto& f : kFlagFilters)
+        if (body_bool(body, f.body_name, f.body_name)) c.filter.flags_any |= f.flag;
     if (const Json::Value* config = member(body, "config")) {
         if (!config->isObject()) throw invalid_parameter("config", "config must be an object");
         c.include_content = body_bool(*config, "include_note_content", "config.include_note_content");

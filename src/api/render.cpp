@@ -60,31 +60,23 @@ void JsonOut::comma() {
     need_comma_ = true;
 }
 
-JsonOut& JsonOut::begin_object() {
+JsonOut& JsonOut::open(char bracket) {
     comma();
-    out_ += '{';
+    out_ += bracket;
     need_comma_ = false;
     return *this;
 }
 
-JsonOut& JsonOut::end_object() {
-    out_ += '}';
+JsonOut& JsonOut::close(char bracket) {
+    out_ += bracket;
     need_comma_ = true;
     return *this;
 }
 
-JsonOut& JsonOut::begin_array() {
-    comma();
-    out_ += '[';
-    need_comma_ = false;
-    return *this;
-}
-
-JsonOut& JsonOut::end_array() {
-    out_ += ']';
-    need_comma_ = true;
-    return *this;
-}
+JsonOut& JsonOut::begin_object() { return open('{'); }
+JsonOut& JsonOut::end_object() { return close('}'); }
+JsonOut& JsonOut::begin_array() { return open('['); }
+JsonOut& JsonOut::end_array() { return close(']'); }
 
 JsonOut& JsonOut::key(std::string_view k) {
     comma();

@@ -28,6 +28,8 @@ public:
 
 private:
     void comma();
+    JsonOut& open(char bracket);
+    JsonOut& close(char bracket);
     std::string out_;
     bool need_comma_ = false;
 };

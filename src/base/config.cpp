@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "base/log.hpp"
-#include "server/supervisor.hpp"
 
 namespace notesd {
 
@@ -113,18 +112,6 @@ void check_secret(const Config& c, std::vector<std::string>& out) {
     }
 }
 
-void check_db(const Config& c, std::vector<std::string>& out) {
-    const auto sep = c.db.find("://");
-    if (c.db.empty() || sep == std::string::npos || sep == 0) {
-        out.push_back("db must be a connection string such as sqlite3://db=/path/notes.db");
-        return;
-    }
-    const std::string backend = c.db.substr(0, sep);
-    if (backend != "sqlite3" && backend != "mysql" && backend != "postgresql") {
-        out.push_back("db backend '" + backend + "' is not one of sqlite3, mysql, postgresql");
-    }
-}
-
 }  // namespace
 
 std::string apply_setting(Config& c, const std::string& key_in, const std::string& value_in) {
@@ -191,12 +178,6 @@ Config load_config(const std::string& path) {
 
 std::vector<std::string> validate(const Config& c) {
     std::vector<std::string> out = c.problems;
-    std::string listen_error;
-    if (c.listen.empty()) {
-        out.push_back("listen must not be empty (a unix socket path, host:port or :port)");
-    } else if (!parse_listen_address(c.listen, listen_error)) {
-        out.push_back("listen: " + listen_error);
-    }
     check_range(out, "listen_mode", c.listen_mode, 0, 0777);
     check_range(out, "listen_backlog", c.listen_backlog, 1, 65535);
     check_range(out, "workers", c.workers, 1, 256);
@@ -214,7 +195,6 @@ std::vector<std::string> validate(const Config& c) {
     check_range(out, "respawn_backoff_max_ms", c.respawn_backoff_max_ms, 100, 600000);
     check_range(out, "crash_loop_limit", c.crash_loop_limit, 1, 10000);
     check_range(out, "crash_loop_window_s", c.crash_loop_window_s, 1, 86400);
-    check_db(c, out);
     check_range(out, "db_busy_timeout_ms", c.db_busy_timeout_ms, 0, 600000);
     if (c.db_busy_timeout_ms >= c.request_timeout_ms) {
         out.push_back("db_busy_timeout_ms (" + std::to_string(c.db_busy_timeout_ms) +
@@ -222,13 +202,6 @@ std::vector<std::string> validate(const Config& c) {
                       std::to_string(c.request_timeout_ms) + ")");
     }
     check_range(out, "db_connect_timeout_s", c.db_connect_timeout_s, 1, 300);
-    // A worker opens its connection inside a request: a connect that may outlast the deadline
-    // would end as the deadline's 503 instead of the store's. SQLite has no connect step.
-    if (c.db.rfind("sqlite3://", 0) != 0 && c.db_connect_timeout_s * 1000 >= c.request_timeout_ms) {
-        out.push_back("db_connect_timeout_s (" + std::to_string(c.db_connect_timeout_s) +
-                      " s) must be less than request_timeout_ms (" +
-                      std::to_string(c.request_timeout_ms) + " ms) for a database server");
-    }
     check_secret(c, out);
     check_range(out, "max_body_bytes", c.max_body_bytes, 1, 64 * 1024 * 1024);
     check_range(out, "snapshot_ttl_s", c.snapshot_ttl_s, 900, 7 * 86400);  // contract: at least 15 minutes

@@ -44,7 +44,9 @@ struct Config {
 Config load_config(const std::string& path);
 /// Applies one "key=value" override (the same syntax as the file); returns a problem or "".
 std::string apply_setting(Config& c, const std::string& key, const std::string& value);
-/// Every problem with c (empty when valid), including a secret_file that cannot be read.
+/// Every problem with c that this layer can judge (ranges, the secret, including a secret_file
+/// that cannot be read). `listen` and `db` are parsed by the layers that use them:
+/// server/config_check.hpp's check_config() runs this and those parsers.
 std::vector<std::string> validate(const Config& c);
 /// The signing secret: `secret`, or the trimmed content of `secret_file`.
 std::string effective_secret(const Config& c);

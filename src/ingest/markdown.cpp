@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 
+#include "search/text.hpp"
+
 namespace notesd {
 namespace {
 
@@ -270,66 +272,6 @@ bool is_local_target(std::string_view target) {
     if (target.empty() || target.substr(0, 2) == "//") return false;  // protocol-relative URL
     std::size_t scheme = scheme_length(target);
     return scheme == 0 || lower_ascii(target.substr(0, scheme)) == "file";
-}
-
-std::string collapse_whitespace(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    bool space = false;
-    for (char c : s) {
-        if (is_space(c)) {
-            space = !out.empty();
-            continue;
-        }
-        if (space) out += ' ';
-        space = false;
-        out += c;
-    }
-    return out;
-}
-
-std::string truncate_text(std::string_view s, std::size_t max_chars) {
-    if (max_chars == 0) return std::string();
-    // Byte offset of each code point start (ASCII needs no decoding).
-    std::vector<std::size_t> starts;
-    starts.reserve(std::min(max_chars + 1, s.size()));
-    std::size_t pos = 0;
-    while (pos < s.size() && starts.size() <= max_chars) {
-        starts.push_back(pos);
-        if (static_cast<unsigned char>(s[pos]) < 0x80) {
-            ++pos;
-            continue;
-        }
-        utf8proc_int32_t cp = 0;
-        auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(s.data() + pos),
-                                  static_cast<utf8proc_ssize_t>(s.size() - pos), &cp);
-        if (n <= 0) n = 1;  // callers pass valid UTF-8; never loop forever
-        pos += static_cast<std::size_t>(n);
-    }
-    if (starts.size() <= max_chars) return std::string(s);  // fits (loop stopped at the end)
-    std::size_t keep = max_chars - 1;                         // room for the ellipsis
-    std::size_t cut = starts[keep];
-    if (s[cut] != ' ') {
-        std::size_t space = s.rfind(' ', cut);
-        if (space != std::string_view::npos && space >= starts[keep / 2]) {
-            cut = space;
-        } else {  // one long word (or text without spaces): cut at the last grapheme boundary
-            utf8proc_int32_t prev = -1, state = 0;
-            std::size_t last = 0;
-            for (std::size_t i = 0; i <= keep; ++i) {
-                utf8proc_int32_t cp = 0;
-                const auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(s.data() + starts[i]),
-                                                static_cast<utf8proc_ssize_t>(s.size() - starts[i]), &cp);
-                if (n <= 0) cp = 0xFFFD;
-                if (prev < 0 || utf8proc_grapheme_break_stateful(prev, cp, &state)) last = i;
-                prev = cp;
-            }
-            cut = starts[last];
-        }
-    }
-    std::string out(s.substr(0, cut));
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\xE2\x80\xA6";
 }
 
 DerivedNote derive_note(std::string_view markdown,

@@ -44,10 +44,4 @@ std::optional<AttachmentKind> kind_of_target(std::string_view target);
 /// True when the target is a path (relative or absolute, or file:) rather than a URL.
 bool is_local_target(std::string_view target);
 
-/// Runs of whitespace become one space; leading and trailing whitespace is dropped.
-std::string collapse_whitespace(std::string_view s);
-/// At most max_chars code points: cut at a word boundary (or a grapheme boundary when no
-/// word boundary is near) and end with "…", which counts within max_chars.
-std::string truncate_text(std::string_view collapsed, std::size_t max_chars);
-
 }  // namespace notesd

@@ -52,4 +52,13 @@ std::vector<std::string_view> split_terms(std::string_view stored);
 /// Stems one folded word as analyze() does (unchanged when not eligible).
 std::string stem_word(std::string_view folded_word);
 
+// Plain-text excerpts, shared by the stored snippet and title (ingest/markdown) and the
+// query-aware snippet (search/snippet).
+
+/// Runs of whitespace become one space; leading and trailing whitespace is dropped.
+std::string collapse_whitespace(std::string_view s);
+/// At most max_chars code points: cut at a word boundary (or a grapheme boundary when no
+/// word boundary is near) and end with "…", which counts within max_chars.
+std::string truncate_text(std::string_view collapsed, std::size_t max_chars);
+
 }  // namespace notesd

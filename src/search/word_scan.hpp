@@ -1,5 +1,5 @@
 // Finding the words of a plain text that may carry a query term, without analysing the others
-// (query snippets, search.cpp). A word is a maximal run of bytes other than ' '.
+// (query snippets, snippet.cpp). A word is a maximal run of bytes other than ' '.
 #pragma once
 #include <bitset>
 #include <cstddef>

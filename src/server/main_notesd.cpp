@@ -16,6 +16,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "server/config_check.hpp"
 #include "server/supervisor.hpp"
 
 #ifndef NOTESD_SYSCONFDIR
@@ -137,7 +138,7 @@ notesd::Config load(const Options& o, std::vector<std::string>& problems) {
         const std::string p = apply_setting(c, key, value);
         if (!p.empty()) problems.push_back("command line: " + p);
     }
-    for (auto& p : notesd::validate(c)) problems.push_back(std::move(p));
+    for (auto& p : notesd::check_config(c)) problems.push_back(std::move(p));
     return c;
 }
 
@@ -147,11 +148,10 @@ int main(int argc, char** argv) {
 #if !defined(NOTESD_TCMALLOC) && defined(M_TRIM_THRESHOLD)
     // Built with glibc's malloc (configure --without-tcmalloc; tcmalloc keeps freed memory in
     // its own caches and ignores mallopt). A search allocates and frees a few MB (postings,
-    // candidates) every time. glibc's defaults
-    // hand such blocks to mmap() or trim the heap after them, so the next request faults the
-    // same pages in again (zeroed by the kernel). Workers keep them instead: a worker's heap
-    // stays at its high-water mark, and workers are replaced every max_requests anyway.
-    // Measured: search_mixed about +2% (doc/benchmarks.md), minor page faults far fewer.
+    // candidates) every time. glibc's defaults hand such blocks to mmap() or trim the heap
+    // after them, so the next request faults the same pages in again (zeroed by the kernel).
+    // Workers keep them instead: a worker's heap stays at its high-water mark, and workers are
+    // replaced every max_requests anyway.
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_TOP_PAD, 16 << 20);

@@ -15,7 +15,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fcgi  # noqa: E402
-from harness import Stack, proc_stat  # noqa: E402
+from harness import BUILDDIR, Stack, proc_stat  # noqa: E402
 
 REQUEST_ID = re.compile(r"^api-request-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -218,6 +218,34 @@ class Reload(SupervisorCase):
         self.get_ok(2)
 
 
+class BadConnectionString(unittest.TestCase):
+    """The connection string is judged at start-up by the store's one parser: a string it
+    rejects is named by --check-config and stops start-up, before any worker tries it."""
+
+    ARGS = ["--config", os.devnull, "--set", "secret=" + "s" * 40, "--listen", "127.0.0.1:1"]
+
+    def notesd(self, *args):
+        return subprocess.run([os.path.join(BUILDDIR, "notesd")] + self.ARGS + list(args),
+                              capture_output=True, text=True, timeout=30)
+
+    def test_check_config_names_the_parsers_problem(self):
+        for conn, needle in (("sqlite3://db=/tmp/notesd-x.db cache_mb=lots", "db: cache_mb must be"),
+                             ("oracle://db=x", "db: unknown database scheme 'oracle'"),
+                             ("mysql://db=x user='y", "db: unterminated quote")):
+            p = self.notesd("--check-config", "--db", conn)
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertIn(needle, p.stderr)
+        p = self.notesd("--check-config", "--db", "sqlite3://db=/tmp/notesd-x.db cache_mb=8")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_start_up_refuses_it(self):
+        p = self.notesd("--db", "sqlite3://db=/tmp/notesd-x.db synchronous=sometimes")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("synchronous must be", p.stderr)
+        self.assertIn("not starting: invalid configuration", p.stderr)
+        self.assertFalse(os.path.exists("/tmp/notesd-x.db"))
+
+
 def sqlite_path(db_url):
     return db_url.split("db=", 1)[1].split()[0]
 
@@ -284,13 +312,9 @@ class Unavailable(SupervisorCase):
         us = self.stack.upstream_statuses([doc["request_id"]])
         self.assertEqual(us.get(doc["request_id"]), "503")
 
-
-class LockedDatabase(Unavailable):
-    config = {"workers": 1, "request_timeout_ms": 1000, "db_busy_timeout_ms": 900}
-
-    def test_locked_database_is_503_then_recovers(self):
-        # The worker opens its database at its first request: the lock is taken before that.
-        lock = ExclusiveLock(sqlite_path(self.stack.db_url))
+    def unavailable_while_held(self, lock):
+        """Seconds a list request took while `lock` was held (released after it); the answer
+        must be the worker's 503."""
         try:
             t0 = time.monotonic()
             r = self.stack.request("GET", "/v2/notes", token=self.token)
@@ -298,6 +322,15 @@ class LockedDatabase(Unavailable):
         finally:
             lock.release()
         self.assert_unavailable(r)
+        return took
+
+
+class LockedDatabase(Unavailable):
+    config = {"workers": 1, "request_timeout_ms": 1000, "db_busy_timeout_ms": 900}
+
+    def test_locked_database_is_503_then_recovers(self):
+        # The worker opens its database at its first request: the lock is taken before that.
+        took = self.unavailable_while_held(ExclusiveLock(sqlite_path(self.stack.db_url)))
         self.assertLess(took, 3.0)
         self.get_ok(3)
 
@@ -318,14 +351,7 @@ class Deadline(Unavailable):
         keeper.stdout.readline()
         self.get_ok()
         worker = self.stack.wait_for_workers(1)
-        locks = WalReadLocks(path)
-        try:
-            t0 = time.monotonic()
-            r = self.stack.request("GET", "/v2/notes", token=self.token)
-            took = time.monotonic() - t0
-        finally:
-            locks.release()
-        self.assert_unavailable(r)
+        took = self.unavailable_while_held(WalReadLocks(path))
         self.assertGreaterEqual(took, 0.9, "answered before the deadline: not the deadline path")
         self.assertLess(took, 5.0, "the deadline (1 s) did not cut the request short")
         self.assertIn("deadline", self.stack.logs())

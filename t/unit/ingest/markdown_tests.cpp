@@ -109,14 +109,6 @@ BOOST_AUTO_TEST_CASE(snippet_counts_unicode_characters_never_breaks_utf8) {
     BOOST_CHECK_EQUAL(utf8_length(s) % 2, 1u);
 }
 
-BOOST_AUTO_TEST_CASE(truncate_text_edge_cases) {
-    BOOST_CHECK_EQUAL(truncate_text("abc", 3), "abc");
-    BOOST_CHECK_EQUAL(truncate_text("abcd", 3), "ab\xE2\x80\xA6");
-    BOOST_CHECK_EQUAL(truncate_text("ab cd ef", 6), "ab cd\xE2\x80\xA6");
-    BOOST_CHECK_EQUAL(truncate_text("ab cdef", 6), "ab\xE2\x80\xA6");
-    BOOST_CHECK_EQUAL(collapse_whitespace("  a \t\n b  "), "a b");
-}
-
 BOOST_AUTO_TEST_CASE(tasks_open_closed_and_not_in_code) {
     BOOST_CHECK_EQUAL(derive("# T\n\n- [ ] open").flags, kFlagTasks | kFlagOpenTasks);
     BOOST_CHECK_EQUAL(derive("# T\n\n- [x] done").flags, kFlagTasks);

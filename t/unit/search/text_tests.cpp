@@ -103,4 +103,12 @@ BOOST_AUTO_TEST_CASE(stored_form_round_trips) {
     BOOST_CHECK_EQUAL(index_field("!!!").length, 0u);
 }
 
+BOOST_AUTO_TEST_CASE(truncate_text_edge_cases) {
+    BOOST_CHECK_EQUAL(truncate_text("abc", 3), "abc");
+    BOOST_CHECK_EQUAL(truncate_text("abcd", 3), "ab\xE2\x80\xA6");
+    BOOST_CHECK_EQUAL(truncate_text("ab cd ef", 6), "ab cd\xE2\x80\xA6");
+    BOOST_CHECK_EQUAL(truncate_text("ab cdef", 6), "ab\xE2\x80\xA6");
+    BOOST_CHECK_EQUAL(collapse_whitespace("  a \t\n b  "), "a b");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

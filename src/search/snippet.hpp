@@ -1,27 +1,16 @@
-// Search: candidate retrieval through the store, BM25F ranking (rank.hpp), snapshots, and
-// query-aware snippets. The policy of contract section 5 lives here; SQL lives in the store.
+// Query-aware snippets: the passage of a note's plain text that holds most query words, found
+// by the same analysis as the index (text.hpp), scanning only words that may match
+// (word_scan.hpp).
 #pragma once
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "base/model.hpp"
-#include "search/rank.hpp"
+#include "search/query.hpp"
 #include "search/word_scan.hpp"
 
 namespace notesd {
-
-class SearchIndex;
-
-constexpr std::size_t kSnapshotSize = 100;       ///< results captured per search (contract)
-constexpr long long kPostingBudget = 20000;      ///< postings fetched per query term at most
-constexpr std::size_t kMaxCandidates = 500;      ///< notes scored per query at most
-
-/// The ids of at most kSnapshotSize notes of the user matching `query` and `filter`, best first
-/// (score desc, updated_at desc, id desc). Work is bounded by the two constants above.
-std::vector<std::string> ranked_note_ids(SearchIndex& index, long long user_id, const ParsedQuery& query,
-                                         const SearchFilter& filter);
 
 class WordMatcher;
 

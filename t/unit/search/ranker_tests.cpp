@@ -9,9 +9,7 @@
 #include <vector>
 
 #include "index/positions.hpp"
-#include "search/rank.hpp"
-#include "search/search.hpp"
-#include "search/word_scan.hpp"
+#include "search/ranker.hpp"
 
 using namespace notesd;
 
@@ -89,28 +87,7 @@ Corpus filler(Corpus c) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(rank)
-
-BOOST_AUTO_TEST_CASE(parses_words_phrases_and_last_prefix) {
-    const ParsedQuery q = parse_query("Running \"File Systems\" kuber");
-    BOOST_REQUIRE_EQUAL(q.clauses.size(), 3u);
-    BOOST_CHECK(q.clauses[0].kind == ClauseKind::Term);
-    BOOST_CHECK(q.clauses[0].terms == V{"run"});
-    BOOST_CHECK(q.clauses[1].kind == ClauseKind::Phrase);
-    BOOST_CHECK(q.clauses[1].terms == (V{"file", "system"}));
-    BOOST_CHECK(q.clauses[2].kind == ClauseKind::Prefix);
-    BOOST_CHECK_EQUAL(q.clauses[2].prefix, "kuber");
-    BOOST_CHECK_EQUAL(q.prefix(), "kuber");
-    BOOST_CHECK(q.lookup_terms() == (V{"file", "kuber", "run", "system"}));
-}
-
-BOOST_AUTO_TEST_CASE(unclosed_quote_runs_to_the_end_and_phrase_is_never_prefix) {
-    const ParsedQuery q = parse_query("alpha \u201Cbeta gamma");
-    BOOST_REQUIRE_EQUAL(q.clauses.size(), 2u);
-    BOOST_CHECK(q.clauses[1].kind == ClauseKind::Phrase);
-    BOOST_CHECK(q.prefix().empty());
-    BOOST_CHECK(parse_query("\"one\"").clauses[0].kind == ClauseKind::Term);
-}
+BOOST_AUTO_TEST_SUITE(ranker)
 
 BOOST_AUTO_TEST_CASE(hostile_queries_are_plain_text) {
     const std::string emoji = [] {
@@ -245,61 +222,6 @@ BOOST_AUTO_TEST_CASE(statistics_are_what_the_caller_gives) {
     BOOST_CHECK_LT(*Ranker(q, s).score(t.terms, b.terms), *x);
 }
 
-BOOST_AUTO_TEST_CASE(retrieval_plan_takes_rarest_terms_within_budget) {
-    ParsedQuery q = parse_query("alpha beta \"gamma delta\" zzz");
-    QueryStats s;
-    s.corpus = CorpusStats{1000, 1000, 10000};
-    s.df = {{"alpha", 500}, {"beta", 20}, {"gamma", 300}, {"delta", 40}, {"zzz", 0}};
-    Ranker r(q, s);
-    auto plan = r.retrieval_plan(100);
-    BOOST_REQUIRE_EQUAL(plan.size(), 2u);
-    BOOST_CHECK_EQUAL(plan[0].term, "beta");
-    BOOST_CHECK_EQUAL(plan[1].term, "delta");  // the phrase's rarest word stands for it
-    plan = r.retrieval_plan(1);
-    BOOST_REQUIRE_EQUAL(plan.size(), 1u);  // the rarest always, even over budget
-    plan = r.retrieval_plan(1000000);
-    BOOST_CHECK_EQUAL(plan.size(), 3u);  // zzz has no postings, gamma is covered by delta
-}
-
-namespace {
-
-// A posting of note n<k>: its uuid halves order like the ids "n1" < "n2" < ...
-Posting posting(long long k, long long updated, int tt = 0, int tb = 1, int lt = 1, int lb = 10) {
-    return Posting{k, 0, updated, tt, tb, lt, lb, {}};
-}
-
-std::vector<long long> note_numbers(const std::vector<Candidate>& v) {
-    std::vector<long long> out;
-    for (const auto& c : v) out.push_back(c.uid_hi);
-    return out;
-}
-
-}  // namespace
-
-BOOST_AUTO_TEST_CASE(candidate_bound_prefers_prescore_then_recency) {
-    ParsedQuery q = parse_query("rare common");
-    QueryStats s;
-    s.corpus = CorpusStats{100, 100, 1000};
-    s.df = {{"rare", 2}, {"common", 50}};
-    Ranker r(q, s);
-    auto plan = r.retrieval_plan(1000);
-    BOOST_REQUIRE_EQUAL(plan.size(), 2u);
-    std::vector<std::vector<Posting>> post(2);
-    post[0] = {posting(1, 1), posting(2, 2)};                  // rare
-    post[1] = {posting(2, 2), posting(3, 9), posting(4, 9)};   // common
-    const std::vector<bool> complete{true, true};
-    auto c = r.bound_candidates(plan, post, complete, 3);
-    BOOST_CHECK(note_numbers(c) == (std::vector<long long>{2, 1, 4}));
-    BOOST_CHECK(r.bound_candidates(plan, post, complete, 10).size() == 4u);
-    // n1 is in the complete list of "common" nowhere: it has none; n2 has both, exactly
-    BOOST_CHECK(r.estimate(c[1]).exact);
-    BOOST_CHECK(r.estimate(c[1]).matched);
-    // without the complete flags n1's count of "common" is unknown: an upper bound only
-    auto open = r.bound_candidates(plan, post, {false, false}, 3);
-    BOOST_CHECK(!r.estimate(open[1]).exact);
-    BOOST_CHECK_GE(r.estimate(open[1]).score, r.estimate(c[1]).score);
-}
-
 // The estimate from postings is the stored-terms score bit for bit when it says exact, and
 // never below it otherwise, for terms, prefixes, phrases, proximity and unknown counts alike.
 BOOST_AUTO_TEST_CASE(estimate_is_the_exact_score_or_an_upper_bound) {
@@ -418,156 +340,6 @@ BOOST_AUTO_TEST_CASE(prefix_clause_is_exact_when_a_known_match_dominates) {
     check("kube", "kubernetes", true);
     // the frequent expansion was found: the exact stem, in n0 or not, might outweigh it
     check("kubernetes", "kube", false);
-}
-
-BOOST_AUTO_TEST_CASE(canonical_form_ignores_spelling_noise) {
-    BOOST_CHECK_EQUAL(parse_query("Café,  KUBER").canonical(), parse_query("cafe kuber").canonical());
-    BOOST_CHECK_NE(parse_query("\"a b\"").canonical(), parse_query("a b").canonical());
-}
-
-BOOST_AUTO_TEST_CASE(long_queries_are_capped) {
-    std::string q;
-    for (int i = 0; i < 200; ++i) q += "w" + std::to_string(i) + " ";
-    const ParsedQuery p = parse_query(q);
-    std::size_t main = 0;
-    for (const auto& c : p.clauses) main += c.kind != ClauseKind::Proximity;
-    BOOST_CHECK_EQUAL(main, kMaxQueryClauses);
-}
-
-BOOST_AUTO_TEST_SUITE_END()
-
-BOOST_AUTO_TEST_SUITE(positions)
-
-BOOST_AUTO_TEST_CASE(positions_round_trip_and_reject_what_does_not_fit) {
-    BOOST_CHECK_EQUAL(encode_positions({2}, {0, 5, 9}), "2;0,5,4");
-    BOOST_CHECK_EQUAL(encode_positions({}, {7}), ";7");
-    std::vector<int> t, b;
-    BOOST_REQUIRE(decode_positions("2;0,5,4", 1, 3, t, b));
-    BOOST_CHECK(t == std::vector<int>({2}));
-    BOOST_CHECK(b == std::vector<int>({0, 5, 9}));
-    BOOST_REQUIRE(decode_positions(";7", 0, 1, t, b));
-    BOOST_CHECK(t.empty());
-    BOOST_CHECK(b == std::vector<int>({7}));
-    // unknown, malformed, or not the counts the row says: the stored terms decide instead
-    for (const char* bad : {"", "2", "2;0,5", "2;0,5,4,1", "x;1", "2;0,,4", "2;0,0", "2;0,5,4;",
-                            "1,2;", "2;99999999999"})
-        BOOST_CHECK_MESSAGE(!decode_positions(bad, 1, 3, t, b), bad);
-    std::vector<int> many(kMaxStoredPositions + 1);
-    for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<int>(i * 2);
-    BOOST_CHECK_EQUAL(encode_positions({}, many), "");
-    many.pop_back();
-    BOOST_REQUIRE(decode_positions(encode_positions({}, many), 0, static_cast<int>(many.size()), t, b));
-    BOOST_CHECK(b == many);
-}
-
-BOOST_AUTO_TEST_SUITE_END()
-
-BOOST_AUTO_TEST_SUITE(snippets)
-
-bool same_spans(const std::vector<WordSpan>& a, const std::vector<WordSpan>& b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (a[i].index != b[i].index || a[i].begin != b[i].begin || a[i].end != b[i].end) return false;
-    return true;
-}
-
-// lead_words (64 bytes at a time) finds exactly the words the word-by-word reference finds, on
-// random texts of runs of spaces, punctuation, ASCII runs, non-ASCII letters and CJK, with words
-// across block boundaries and word limits that cut the text anywhere.
-BOOST_AUTO_TEST_CASE(lead_words_equals_the_word_by_word_scan) {
-    TermLeads leads;
-    for (const char* t : {"ab", "x", "zz", "7q", "k\xC3\xA9"}) leads.add(t);
-    const std::vector<std::string> pieces = {" ", "  ", "ab", "AB", "aB", "x", "Xy", "zz9", "za", "-", "(",
-                                             "),", "7Q", "q7", "caf\xC3\xA9", "\xE6\x9D\xB1\xE4\xBA\xAC", "kz",
-                                             std::string(70, 'm'), std::string(63, 'y') + "ab", "o"};
-    std::mt19937 rng(7);
-    int found = 0;
-    for (int round = 0; round < 3000; ++round) {
-        std::string text;
-        const int n = static_cast<int>(rng() % 120);
-        for (int i = 0; i < n; ++i) text += pieces[rng() % pieces.size()];
-        for (std::size_t max_words : {std::size_t{4000}, std::size_t{0}, std::size_t{1},
-                                      static_cast<std::size_t>(rng() % 40)}) {
-            std::vector<WordSpan> fast, simple;
-            lead_words(text, leads, max_words, fast);
-            lead_words_simple(text, leads, max_words, simple);
-            BOOST_REQUIRE_MESSAGE(same_spans(fast, simple), "text '" << text << "' max_words " << max_words);
-            found += static_cast<int>(simple.size());
-            for (const WordSpan& w : simple) {
-                for (std::size_t back = 0; back < 5; ++back) {
-                    // the reference: every word of the text, in order
-                    std::vector<WordSpan> all;
-                    for (std::size_t i = 0; i < text.size();) {
-                        if (text[i] == ' ') {
-                            ++i;
-                            continue;
-                        }
-                        const std::size_t j = std::min(text.find(' ', i), text.size());
-                        all.push_back(WordSpan{all.size(), i, j});
-                        i = j;
-                    }
-                    const WordSpan want = all[w.index - std::min(back, w.index)];
-                    const WordSpan got = word_before(text, w.index, w.begin, back);
-                    BOOST_REQUIRE(got.index == want.index && got.begin == want.begin && got.end == want.end);
-                }
-                break;  // one word per text is enough for word_before
-            }
-        }
-    }
-    BOOST_CHECK_GT(found, 10000);  // the texts do hold words to find
-}
-
-// The passage around the window of 24 words with the most distinct query terms (then the most
-// matches, then the earliest), a few words of context before it, ellipsis when cut.
-BOOST_AUTO_TEST_CASE(snippet_picks_the_densest_window) {
-    std::string filler;
-    for (int i = 0; i < 40; ++i) filler += "lorem ";
-    const std::string text = "alpha at the start " + filler + "then beta and gamma and alpha together " +
-                             filler + "gamma gamma gamma alone";
-    const std::string s = query_snippet(text, parse_query("alpha beta gamma"));
-    BOOST_CHECK_EQUAL(s.rfind("\xE2\x80\xA6lorem lorem then beta and gamma and alpha together", 0), 0u);
-    // one distinct term everywhere: the earliest window with the most matches
-    const std::string g = query_snippet(text, parse_query("gamma"));
-    BOOST_CHECK_EQUAL(g.rfind("\xE2\x80\xA6lorem lorem lorem gamma gamma gamma alone", 0), 0u);
-    // the last query word counts as a prefix
-    BOOST_CHECK_EQUAL(query_snippet("nothing here but together", parse_query("toge")).find("together") !=
-                          std::string::npos, true);
-    BOOST_CHECK_EQUAL(query_snippet(text, parse_query("zzz")), "");
-    BOOST_CHECK_EQUAL(query_snippet("alpha first", parse_query("alpha")), "alpha first");
-}
-
-// A stopword weighs little in the ranking, and in the snippet a window with a real query word
-// beats one with more stopwords; a query of stopwords alone still finds them; quoted, they count.
-BOOST_AUTO_TEST_CASE(snippet_prefers_query_words_to_stopwords) {
-    std::string filler;
-    for (int i = 0; i < 40; ++i) filler += "lorem ";
-    const std::string text = filler + "the cat and the dog and the end " + filler + "we are meeting today " + filler;
-    BOOST_CHECK(query_snippet(text, parse_query("the meet")).find("meeting today") != std::string::npos);
-    BOOST_CHECK(query_snippet(text, parse_query("the and")).find("the cat and the dog") != std::string::npos);
-    BOOST_CHECK(query_snippet(text, parse_query("\"the cat\" meeting")).find("the cat") != std::string::npos);
-}
-
-// Words are only analysed when one of their alphanumeric runs starts like a query term: every
-// shape analysis can match must still be found (case, stems, runs inside punctuation, digits,
-// one-letter terms, prefixes, folded non-ASCII words).
-BOOST_AUTO_TEST_CASE(snippet_finds_every_word_shape_analysis_matches) {
-    std::string filler;
-    for (int i = 0; i < 40; ++i) filler += "lorem ";
-    const auto found = [&](const std::string& word, const std::string& q) {
-        const std::string s = query_snippet(filler + word + " " + filler, parse_query(q));
-        return s.find(word) != std::string::npos;
-    };
-    BOOST_CHECK(found("foo-bar", "bar"));
-    BOOST_CHECK(found("foo-bar", "foo"));
-    BOOST_CHECK(found("RUNNING", "runs"));
-    BOOST_CHECK(found("(Kubernetes),", "kube"));
-    BOOST_CHECK(found("v2/x", "x"));
-    BOOST_CHECK(found("[2026]", "2026"));
-    BOOST_CHECK(found("Café", "cafe"));
-    BOOST_CHECK(found("ＡＢＣ", "abc"));
-    BOOST_CHECK(found("cries", "cry"));
-    BOOST_CHECK(!found("barn", "bar baz"));
-    BOOST_CHECK(!found("ab-cd", "ac"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,25 +1,269 @@
-#include "search/search.hpp"
+#include "search/topk.hpp"
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ingest/markdown.hpp"
-#include "index/search_index.hpp"
-#include "search/text.hpp"
 #include "base/util.hpp"
-#include "search/word_scan.hpp"
+#include "index/search_index.hpp"
 
 namespace notesd {
+
+// ---- candidates: which postings to read, and the best notes they name ----
+
 namespace {
 
-constexpr std::size_t kSnippetChars = 200;
-constexpr std::size_t kSnippetWindowWords = 24;
-constexpr std::size_t kSnippetScanWords = 4000;  // bounds the work per result
-constexpr std::size_t kSnippetLeadWords = 3;     // context kept before the first match
+// A well-spread hash of a note's uuid halves (splitmix64's finaliser over both).
+std::size_t mix_halves(long long hi, long long lo) {
+    std::uint64_t x = static_cast<std::uint64_t>(hi) * 0x9E3779B97F4A7C15ULL ^ static_cast<std::uint64_t>(lo);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return static_cast<std::size_t>(x ^ (x >> 31));
+}
+
+// Notes (by uuid halves) to indexes below UINT32_MAX, by open addressing over at least twice
+// as many slots as the notes it is sized for.
+class NoteSlots {
+public:
+    explicit NoteSlots(std::size_t notes) {
+        std::size_t n = 16;
+        while (n < 2 * notes) n <<= 1;
+        table_.assign(n, UINT32_MAX);
+        mask_ = n - 1;
+    }
+    /// The slot of the note: its index, or UINT32_MAX where it is to be stored. is(i): index i
+    /// stands for this note.
+    template <class Is>
+    std::uint32_t& slot(long long hi, long long lo, Is&& is) {
+        for (std::size_t i = mix_halves(hi, lo) & mask_;; i = (i + 1) & mask_)
+            if (table_[i] == UINT32_MAX || is(table_[i])) return table_[i];
+    }
+
+private:
+    std::vector<std::uint32_t> table_;
+    std::size_t mask_ = 0;
+};
+
+}  // namespace
+
+std::vector<RetrievalUnit> Ranker::retrieval_plan(long long posting_budget) const {
+    std::vector<RetrievalUnit> all;
+    for (std::size_t c = 0; c < compiled_.size(); ++c) {
+        const Compiled& k = compiled_[c];
+        if (k.kind == ClauseKind::Term || k.kind == ClauseKind::Prefix) {
+            for (const Alt& a : k.alts)
+                if (long long df = df_of(terms_[a.term]); df > 0)
+                    all.push_back(RetrievalUnit{terms_[a.term], c, df, a.weight});
+        } else if (k.kind == ClauseKind::Phrase) {
+            // every note with the phrase has its rarest word: that word alone finds them all
+            int rarest = -1;
+            long long min_df = 0;
+            for (int t : k.seq) {
+                const long long df = df_of(terms_[t]);
+                if (rarest < 0 || df < min_df || (df == min_df && terms_[t] < terms_[rarest])) {
+                    rarest = t;
+                    min_df = df;
+                }
+            }
+            if (min_df > 0) all.push_back(RetrievalUnit{terms_[rarest], c, min_df, k.weight});
+        }
+    }
+    std::sort(all.begin(), all.end(), [](const RetrievalUnit& a, const RetrievalUnit& b) {
+        if (a.df != b.df) return a.df < b.df;
+        if (a.term != b.term) return a.term < b.term;
+        return a.clause < b.clause;
+    });
+    std::vector<RetrievalUnit> out;
+    std::unordered_set<std::string> fetched;
+    long long spent = 0;
+    for (auto& u : all) {
+        const bool is_new = !fetched.count(u.term);
+        if (is_new && !out.empty() && spent + u.df > posting_budget) break;
+        if (is_new) {
+            spent += u.df;
+            fetched.insert(u.term);
+        }
+        out.push_back(std::move(u));
+    }
+    return out;
+}
+
+namespace {
+
+struct NoteEntry {
+    const Posting* first = nullptr;  // any posting of the note: its id, time and lengths
+    double pre = 0;
+    std::size_t clause = SIZE_MAX;  // clause of `pending`
+    double pending = 0;             // best unit weight of that clause so far
+    std::uint32_t last_hit = UINT32_MAX;
+};
+
+struct TermHit {  // a (note, term) posting, chained per note
+    int term = -1;
+    const Posting* posting = nullptr;
+    std::uint32_t prev = UINT32_MAX;
+};
+
+// Every note of the units' postings once, with its pre-score and the chain of its postings.
+struct PostingUnion {
+    std::vector<NoteEntry> entries;
+    std::vector<TermHit> hits;
+};
+
+// unit_terms[u]: the interned term of unit u (Ranker::term_index).
+PostingUnion union_postings(const std::vector<RetrievalUnit>& units,
+                            const std::vector<std::vector<Posting>>& postings,
+                            const std::vector<int>& unit_terms) {
+    const std::size_t n_units = unit_terms.size();
+    std::vector<std::size_t> order(n_units);
+    for (std::size_t u = 0; u < n_units; ++u) order[u] = u;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return units[a].clause < units[b].clause; });
+    // a clause counts once per note (its best unit), and clauses add up in clause order so the
+    // floating sum is the same whatever order the postings arrived in
+    std::size_t total = 0;
+    for (std::size_t u = 0; u < n_units; ++u) total += postings[u].size();
+    PostingUnion out;
+    std::vector<NoteEntry>& entries = out.entries;
+    std::vector<TermHit>& hits = out.hits;
+    entries.reserve(total);
+    hits.reserve(total);
+    NoteSlots index(total);  // note -> entry
+    auto entry_of = [&](const Posting& p) -> NoteEntry& {
+        std::uint32_t& at = index.slot(p.uid_hi, p.uid_lo, [&](std::uint32_t e) {
+            return entries[e].first->uid_hi == p.uid_hi && entries[e].first->uid_lo == p.uid_lo;
+        });
+        if (at == UINT32_MAX) {
+            at = static_cast<std::uint32_t>(entries.size());
+            entries.push_back(NoteEntry{&p});
+        }
+        return entries[at];
+    };
+    for (std::size_t u : order) {
+        const RetrievalUnit& unit = units[u];
+        const int term = unit_terms[u];
+        for (const Posting& p : postings[u]) {
+            NoteEntry& e = entry_of(p);
+            if (e.clause != unit.clause) {
+                e.pre += e.pending;
+                e.clause = unit.clause;
+                e.pending = unit.weight;
+            } else {
+                e.pending = std::max(e.pending, unit.weight);
+            }
+            hits.push_back(TermHit{term, &p, e.last_hit});
+            e.last_hit = static_cast<std::uint32_t>(hits.size() - 1);
+        }
+    }
+    return out;
+}
+
+// The order of the cut, on contiguous keys: a comparison through entries and postings would
+// miss the cache at every step.
+struct CutKey {
+    double s;
+    long long us, hi, lo;
+    std::uint32_t entry;
+};
+
+// The keys of the best `keep` entries (pre-score desc, updated_us desc, id desc), in that order,
+// at the front of the returned list.
+std::vector<CutKey> best_entries(const std::vector<NoteEntry>& entries, std::size_t keep) {
+    auto before = [](const CutKey& x, const CutKey& y) {
+        if (x.s != y.s) return x.s > y.s;
+        if (x.us != y.us) return x.us > y.us;
+        if (x.hi != y.hi) return x.hi > y.hi;
+        return x.lo > y.lo;
+    };
+    std::vector<CutKey> all(entries.size());
+    for (std::uint32_t i = 0; i < all.size(); ++i) {
+        const NoteEntry& e = entries[i];
+        all[i] = CutKey{e.pre + e.pending, e.first->updated_us, e.first->uid_hi, e.first->uid_lo, i};
+    }
+    // One unit's postings arrive in this order already (equal pre-scores, key order): no sort.
+    if (!std::is_sorted(all.begin(), all.end(), before)) {
+        const auto cut = all.begin() + static_cast<std::ptrdiff_t>(keep);
+        if (cut != all.end()) std::nth_element(all.begin(), cut, all.end(), before);
+        std::sort(all.begin(), cut, before);
+    }
+    return all;
+}
+
+}  // namespace
+
+std::vector<Candidate> Ranker::bound_candidates(const std::vector<RetrievalUnit>& units,
+                                                const std::vector<std::vector<Posting>>& postings,
+                                                const std::vector<bool>& complete,
+                                                std::size_t max_candidates) const {
+    const std::size_t n_units = std::min(units.size(), postings.size());
+    std::vector<int> unit_terms(n_units);
+    for (std::size_t u = 0; u < n_units; ++u) unit_terms[u] = term_index(units[u].term);
+    const PostingUnion notes = union_postings(units, postings, unit_terms);
+    const std::size_t keep = std::min(max_candidates, notes.entries.size());
+    const std::vector<CutKey> all = best_entries(notes.entries, keep);
+    // Terms whose whole (filtered) list was read: a candidate not in it has none of them.
+    std::vector<int> unknown_or_zero(terms_.size(), -1);
+    for (std::size_t t = 0; t < terms_.size(); ++t)
+        if (df_of(terms_[t]) == 0) unknown_or_zero[t] = 0;  // in none of the user's notes
+    for (std::size_t u = 0; u < n_units; ++u)
+        if (u < complete.size() && complete[u])
+            if (const int t = unit_terms[u]; t >= 0) unknown_or_zero[t] = 0;
+    // Positions only matter to phrase and proximity clauses: without them a candidate holds
+    // none (estimate() and add_counts() then skip them).
+    const std::size_t n_positions = needs_positions() ? terms_.size() : 0;
+    std::vector<Candidate> out;
+    out.reserve(keep);
+    for (std::size_t i = 0; i < keep; ++i) {
+        const NoteEntry& e = notes.entries[all[i].entry];
+        Candidate c{e.first->uid_hi, e.first->uid_lo, e.first->updated_us, e.first->title_len,
+                    e.first->body_len, unknown_or_zero, unknown_or_zero,
+                    std::vector<std::string>(n_positions)};
+        for (std::uint32_t h = e.last_hit; h != UINT32_MAX; h = notes.hits[h].prev)
+            if (const int t = notes.hits[h].term; t >= 0) {
+                c.title_tf[t] = notes.hits[h].posting->title_tf;
+                c.body_tf[t] = notes.hits[h].posting->body_tf;
+                if (n_positions) c.positions[t] = notes.hits[h].posting->positions;
+            }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+void Ranker::add_counts(std::vector<Candidate>& cands, const std::string& term,
+                        const std::vector<Posting>& more, bool complete) const {
+    const int t = term_index(term);
+    if (t < 0) return;
+    // The candidates still lacking the term, in a table probed per posting (at most
+    // kMaxCandidates entries against up to thousands of postings).
+    std::vector<std::uint32_t> open;
+    for (std::size_t i = 0; i < cands.size(); ++i)
+        if (cands[i].title_tf[t] < 0) open.push_back(static_cast<std::uint32_t>(i));
+    if (open.empty()) return;
+    NoteSlots index(open.size());
+    for (std::uint32_t i : open)
+        index.slot(cands[i].uid_hi, cands[i].uid_lo, [](std::uint32_t) { return false; }) = i;
+    for (const Posting& p : more) {
+        const std::uint32_t at = index.slot(p.uid_hi, p.uid_lo, [&](std::uint32_t i) {
+            return cands[i].uid_hi == p.uid_hi && cands[i].uid_lo == p.uid_lo;
+        });
+        if (at == UINT32_MAX) continue;
+        Candidate& c = cands[at];
+        if (c.title_tf[t] < 0) {  // a note listed twice: its first posting counts
+            c.title_tf[t] = p.title_tf;
+            c.body_tf[t] = p.body_tf;
+            if (c.positions.size() == terms_.size()) c.positions[t] = p.positions;
+        }
+    }
+    if (complete)
+        for (std::uint32_t i : open)
+            if (cands[i].title_tf[t] < 0) cands[i].title_tf[t] = cands[i].body_tf[t] = 0;
+}
+
+// ---- the search: statistics, candidates, exact top k ----
+
+namespace {
 
 QueryStats gather_stats(SearchIndex& index, long long user_id, const ParsedQuery& query) {
     QueryStats stats;
@@ -38,93 +282,6 @@ QueryStats gather_stats(SearchIndex& index, long long user_id, const ParsedQuery
     }
     return stats;
 }
-
-}  // namespace
-
-// Which query terms a word of plain text carries (ids into `terms`), by the same analysis.
-class WordMatcher {
-public:
-    explicit WordMatcher(const ParsedQuery& q) {
-        for (const Clause& c : q.clauses) {
-            // A word is a stopword for the snippet when every clause naming it says so; a
-            // quoted phrase makes its words count, a proximity pair changes nothing.
-            const bool stop = c.kind == ClauseKind::Phrase ? false
-                              : c.kind == ClauseKind::Proximity ? true : c.stop;
-            for (const std::string& t : c.terms) add(t, stop);
-            if (c.kind == ClauseKind::Prefix) {
-                prefix_ = c.prefix;
-                prefix_stop_ = c.stop;
-                leads_.add(c.prefix);
-            }
-        }
-    }
-    /// The query term a word of lead_words() carries (an id below kinds()), or -1.
-    int match(std::string_view word) {
-        // Words repeat, in a note and across a page of notes: each is analysed once.
-        if (auto it = seen_.find(word); it != seen_.end()) return it->second;
-        int id = -1;
-        for (const Token& t : analyze(word)) {
-            if (auto it = ids_.find(t.term); it != ids_.end()) {
-                id = it->second;
-                break;
-            }
-            if (!prefix_.empty() && t.surface.compare(0, prefix_.size(), prefix_) == 0) {
-                id = static_cast<int>(ids_.size());  // the prefix's id
-                break;
-            }
-        }
-        if (seen_.size() < kMaxSeenWords) seen_.emplace(owned_.emplace_back(word), id);
-        return id;
-    }
-    /// Analysis is the costly step: only words that may carry a term are matched.
-    const TermLeads& leads() const { return leads_; }
-    bool empty() const { return ids_.empty() && prefix_.empty(); }
-    /// match() answers -1 or an id below this.
-    std::size_t kinds() const { return ids_.size() + 1; }
-    /// Whether id stands for a query word that is not a stopword.
-    bool content(int id) const {
-        return static_cast<std::size_t>(id) < stop_.size() ? !stop_[static_cast<std::size_t>(id)]
-                                                           : !prefix_stop_;
-    }
-
-private:
-    void add(const std::string& t, bool stop) {
-        const auto [it, added] = ids_.emplace(t, static_cast<int>(ids_.size()));
-        if (added) {
-            stop_.push_back(stop);
-            leads_.add(t);
-        } else {
-            stop_[static_cast<std::size_t>(it->second)] = stop_[static_cast<std::size_t>(it->second)] && stop;
-        }
-    }
-    static constexpr std::size_t kMaxSeenWords = 1 << 16;
-    std::unordered_map<std::string, int> ids_;
-    std::deque<std::string> owned_;                    // the words seen_ holds views of
-    std::unordered_map<std::string_view, int> seen_;  // match() by word
-    std::vector<bool> stop_;  // by id
-    bool prefix_stop_ = false;
-    TermLeads leads_;
-    std::string prefix_;
-};
-
-namespace {
-
-// Byte offset a little before the first query term found in a long unspaced run; 0 when none.
-std::size_t cjk_lead(std::string_view run, const ParsedQuery& query) {
-    for (const Clause& c : query.clauses)
-        for (const std::string& t : c.terms) {
-            std::size_t at = run.find(t);
-            if (at == std::string_view::npos || at <= 30) continue;
-            std::size_t back = at - 30;
-            while (back > 0 && (static_cast<unsigned char>(run[back]) & 0xC0) == 0x80) --back;
-            return back;
-        }
-    return 0;
-}
-
-}  // namespace
-
-namespace {
 
 constexpr std::size_t kTermsBatch = kPostingsAtMax;  // open candidates resolved together
 constexpr std::size_t kLookupTerms = 4;  // open terms looked up per batch, at most
@@ -338,82 +495,6 @@ std::vector<std::string> ranked_note_ids(SearchIndex& index, long long user_id, 
         ranker.bound_candidates(plan, postings, complete, kMaxCandidates);
     fill_open_counts(index, user_id, filter, ranker, plan, postings, candidates);
     return best_exact(index, user_id, ranker, candidates, kSnapshotSize);
-}
-
-SnippetMaker::SnippetMaker(const ParsedQuery& query)
-    : query_(query), matcher_(std::make_unique<WordMatcher>(query)) {}
-
-SnippetMaker::~SnippetMaker() = default;
-
-std::string query_snippet(std::string_view plain_text, const ParsedQuery& query) {
-    return SnippetMaker(query).snippet(plain_text);
-}
-
-std::string SnippetMaker::snippet(std::string_view plain_text) {
-    WordMatcher& matcher = *matcher_;
-    const ParsedQuery& query = query_;
-    if (matcher.empty() || plain_text.empty()) return {};
-    // The matches among the first kSnippetScanWords words, each with the word its passage
-    // would start at (kSnippetLeadWords words before it).
-    struct Hit {
-        std::size_t word;        // index of the matched word
-        int id;                  // which query term
-        std::size_t from_word;   // index of the passage's first word
-        std::size_t from_byte;   // and its offset in plain_text
-        std::size_t from_bytes;  // and its length
-    };
-    std::vector<Hit> hits;
-    words_.clear();
-    lead_words(plain_text, matcher.leads(), kSnippetScanWords, words_);
-    for (const WordSpan& w : words_) {
-        const int id = matcher.match(plain_text.substr(w.begin, w.end - w.begin));
-        if (id < 0) continue;
-        const WordSpan from = word_before(plain_text, w.index, w.begin, kSnippetLeadWords);
-        hits.push_back(Hit{w.index, id, from.index, from.begin, from.end - from.begin});
-    }
-    if (hits.empty()) return {};
-    // The window of kSnippetWindowWords words starting at a match with the most distinct matched
-    // words that are not stopwords, then the most distinct ones, then the most matches, earliest
-    // first, counted as the window slides over the hits.
-    std::vector<int> in_window(matcher.kinds(), 0);
-    struct Counts {
-        std::size_t content = 0, distinct = 0, total = 0;
-        bool operator>(const Counts& o) const {
-            if (content != o.content) return content > o.content;
-            return distinct != o.distinct ? distinct > o.distinct : total > o.total;
-        }
-    };
-    Counts now, top;
-    std::size_t best = 0, end = 0;
-    for (std::size_t s = 0; s < hits.size(); ++s) {
-        for (; end < hits.size() && hits[end].word < hits[s].word + kSnippetWindowWords; ++end) {
-            const int id = hits[end].id;
-            if (in_window[static_cast<std::size_t>(id)]++ == 0) {
-                ++now.distinct;
-                now.content += matcher.content(id);
-            }
-            ++now.total;
-        }
-        if (now > top) best = s, top = now;
-        if (--in_window[static_cast<std::size_t>(hits[s].id)] == 0) {
-            --now.distinct;
-            now.content -= matcher.content(hits[s].id);
-        }
-        --now.total;
-    }
-    const Hit& h = hits[best];
-    std::size_t from = h.from_word;
-    std::string_view rest = plain_text.substr(h.from_byte);
-    // A long run without spaces (CJK): start shortly before the matched bigram.
-    if (from == h.word && h.from_bytes > kSnippetChars * 2) {
-        std::size_t back = cjk_lead(rest.substr(0, h.from_bytes), query);
-        if (back > 0) {
-            rest = rest.substr(back);
-            from = 1;  // cut: starts with an ellipsis
-        }
-    }
-    std::string out = truncate_text(rest, from > 0 ? kSnippetChars - 1 : kSnippetChars);
-    return from > 0 ? "\xE2\x80\xA6" + out : out;
 }
 
 }  // namespace notesd

@@ -1,6 +1,6 @@
-// Query parsing and relevance ranking shared by every storage backend. The database only finds
-// candidate notes (by exact stored terms); everything that decides order happens here, from
-// integer statistics, so the same data and query give bit-identical scores on every backend.
+// Relevance ranking shared by every storage backend. The database only finds candidate notes
+// (by exact stored terms); everything that decides order happens here, from integer
+// statistics, so the same data and query give bit-identical scores on every backend.
 #pragma once
 #include <bitset>
 #include <cstddef>
@@ -11,52 +11,10 @@
 #include <vector>
 
 #include "base/model.hpp"
-#include "search/text.hpp"
+#include "search/query.hpp"
+#include "search/score.hpp"
 
 namespace notesd {
-
-constexpr std::size_t kMaxQueryClauses = 32;     ///< term/phrase clauses kept, in query order
-constexpr std::size_t kMaxProximityClauses = 16;
-constexpr std::size_t kMaxPrefixExpansions = 16; ///< dictionary terms a prefix may stand for
-constexpr std::size_t kMinPrefixChars = 2;       ///< shorter last words match exactly only
-
-enum class ClauseKind {
-    Term,       ///< one exact term
-    Prefix,     ///< the last query word: its stem exactly, or any listed expansion of `prefix`
-    Phrase,     ///< quoted words (or a CJK run): all terms adjacent and in order
-    Proximity,  ///< two adjacent unquoted query words found close together: a bonus, never a match
-};
-
-struct Clause {
-    ClauseKind kind = ClauseKind::Term;
-    std::vector<std::string> terms;  ///< Term/Prefix: one; Phrase/Proximity: two or more, in order
-    std::string prefix;              ///< Prefix only: folded, unstemmed text the expansions start with
-    int qtf = 1;                     ///< times the term was repeated in the query
-    bool stop = false;               ///< a stopword: low ranking weight (still matched and indexed)
-};
-
-struct ParsedQuery {
-    std::vector<Clause> clauses;
-    /// True when the query has no searchable term (e.g. only punctuation or emoji): no results.
-    bool empty() const;
-    /// Distinct exact terms whose per-user document frequency the caller looks up, sorted.
-    std::vector<std::string> lookup_terms() const;
-    /// The prefix clause's text, or empty when the query has none (caller lists its expansions).
-    std::string prefix() const;
-    /// Stable text form of the parsed query: equal for queries that search the same way.
-    std::string canonical() const;
-};
-
-/// Parses any text into clauses; never throws. Quotes (" “ ” „) delimit phrases, an unclosed
-/// quote runs to the end, the last unquoted word is a prefix; everything else is plain text.
-ParsedQuery parse_query(std::string_view text, const AnalyzeOptions& opts = {});
-
-/// Per-user integer statistics (another user's notes never enter them).
-struct CorpusStats {
-    long long notes = 0;         ///< the user's note count
-    long long title_tokens = 0;  ///< sum of FieldIndex::length over the user's titles
-    long long body_tokens = 0;   ///< sum over the user's bodies
-};
 
 struct QueryStats {
     CorpusStats corpus;
@@ -65,19 +23,6 @@ struct QueryStats {
     /// Stored terms starting with ParsedQuery::prefix(), at most kMaxPrefixExpansions, chosen by
     /// df descending then term ascending; their df must be in `df` too.
     std::vector<std::string> expansions;
-};
-
-struct RankParams {
-    double k1 = 1.2;
-    double title_weight = 3.0;  ///< BM25F field weights: a title match outweighs a body match
-    double body_weight = 1.0;
-    double title_b = 0.5;
-    double body_b = 0.75;
-    double stop_weight = 0.2;
-    double prefix_weight = 0.5;      ///< an expansion other than the exact stem
-    double phrase_weight = 1.0;
-    double proximity_weight = 0.15;
-    int proximity_window = 3;        ///< ordered, at most this many positions apart
 };
 
 /// A term whose postings (notes containing it) the caller fetches to find candidates.
@@ -122,6 +67,9 @@ struct RankedNote {
 /// Final order: score desc, then updated_us desc, then id desc.
 bool ranks_before(const RankedNote& a, const RankedNote& b);
 
+/// One query compiled for scoring: its terms interned, its clauses weighted by the user's
+/// statistics. Scores notes from stored terms (score) or from postings (estimate); its
+/// candidate bookkeeping (retrieval_plan, bound_candidates, add_counts) is in topk.cpp.
 class Ranker {
 public:
     Ranker(ParsedQuery query, QueryStats stats, RankParams params = {});
@@ -165,9 +113,16 @@ public:
     const ParsedQuery& query() const { return query_; }
     /// Whether scoring reads word positions (the query has a phrase or proximity clause);
     /// without, postings may come without them.
-    bool needs_positions() const;
+    bool needs_positions() const {
+        for (const Compiled& k : compiled_)
+            if (!k.seq.empty()) return true;
+        return false;
+    }
     /// The user's notes containing `term` (0 for a term the query does not hold).
-    long long df_of(const std::string& term) const;
+    long long df_of(const std::string& term) const {
+        auto it = stats_.df.find(term);
+        return it == stats_.df.end() ? 0 : it->second;
+    }
 
 private:
     struct Alt {
@@ -184,8 +139,7 @@ private:
     struct Features;
 
     int intern(const std::string& term);
-    double idf(long long df) const;
-    double clause_base_weight(const Clause& c) const;
+    double idf(long long df) const { return okapi_idf(df, stats_.corpus.notes); }
     void compile();
     FieldStats scan(std::string_view stored) const;
     static bool has_all(const FieldStats& f, const std::vector<int>& seq);
@@ -201,7 +155,11 @@ private:
     };
     AltValues alt_values(const Compiled& k, const Features& f) const;
     Estimate evaluate(const Features& f) const;
-    int term_index(const std::string& term) const;
+    int term_index(const std::string& term) const {
+        for (std::size_t i = 0; i < terms_.size(); ++i)
+            if (terms_[i] == term) return static_cast<int>(i);
+        return -1;
+    }
 
     ParsedQuery query_;
     QueryStats stats_;
