@@ -185,12 +185,6 @@ std::vector<std::string> validate(const Config& c) {
     check_range(out, "request_timeout_ms", c.request_timeout_ms, 100, 600000);
     check_range(out, "io_timeout_ms", c.io_timeout_ms, 100, 600000);
     check_range(out, "slow_request_ms", c.slow_request_ms, 0, 600000);
-    if (c.status_listen.empty()) {
-        out.push_back("status_listen must not be empty (auto, off, a unix socket path or host:port)");
-    } else if (c.status_listen != "auto" && c.status_listen != "off" &&
-               !parse_listen_address(c.status_listen, listen_error)) {
-        out.push_back("status_listen: " + listen_error);
-    }
     check_range(out, "stop_timeout_ms", c.stop_timeout_ms, 0, 600000);
     check_range(out, "respawn_backoff_max_ms", c.respawn_backoff_max_ms, 100, 600000);
     check_range(out, "crash_loop_limit", c.crash_loop_limit, 1, 10000);

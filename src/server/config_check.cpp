@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "server/supervisor.hpp"
+#include "server/listener.hpp"
 #include "store/dialect.hpp"
 
 namespace notesd {
@@ -15,6 +15,12 @@ void check_listen(const Config& c, std::vector<std::string>& out) {
         out.push_back("listen must not be empty (a unix socket path, host:port or :port)");
     } else if (!parse_listen_address(c.listen, error)) {
         out.push_back("listen: " + error);
+    }
+    if (c.status_listen.empty()) {
+        out.push_back("status_listen must not be empty (auto, off, a unix socket path or host:port)");
+    } else if (c.status_listen != "auto" && c.status_listen != "off" &&
+               !parse_listen_address(c.status_listen, error)) {
+        out.push_back("status_listen: " + error);
     }
 }
 

@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "api/render.hpp"
+#include "api/router.hpp"
+#include "base/phase_clock.hpp"
 
 namespace notesd {
 
@@ -66,6 +68,50 @@ void single(std::string& out, const char* name, const char* type, const char* he
 }
 
 }  // namespace
+
+void read_pool_counters(const ScoreboardMemory& m, StatusReport& r) {
+    constexpr auto relaxed = std::memory_order_relaxed;
+    r.accepted = m.accepted.load(relaxed);
+    r.slow_requests = m.slow_requests.load(relaxed);
+    r.input_failed = m.input_failed.load(relaxed);
+    for (int row = 0; row <= kEndpointCount && row < kMaxEndpoints; ++row) {
+        StatusReport::Endpoint e;
+        e.name = row == 0 ? "other" : endpoint_name(kAllEndpoints[row - 1]);
+        const EndpointCounters& c = m.endpoints[row];
+        for (int k = 0; k < kStatusClasses; ++k) e.by_class[k] = c.by_class[k].load(relaxed);
+        for (int b = 0; b < kLatencyBuckets; ++b) e.buckets[b] = c.buckets[b].load(relaxed);
+        e.duration_us_sum = c.duration_us_sum.load(relaxed);
+        r.endpoints.push_back(std::move(e));
+    }
+}
+
+StatusReport::Worker read_worker(pid_t pid, int generation, const WorkerCell* cell, std::int64_t now_ns) {
+    constexpr auto relaxed = std::memory_order_relaxed;
+    StatusReport::Worker out;
+    out.pid = pid;
+    out.generation = generation;
+    out.state = "idle";
+    out.phase = "idle";
+    if (!cell) return out;
+    const WorkerCell& c = *cell;
+    const std::int64_t started = c.started_ns.load(relaxed);
+    const auto phase = static_cast<Phase>(c.phase.load(relaxed));
+    out.served = c.served.load(relaxed);
+    // Waiting in its accept (read phase, nothing accepted yet) still counts as idle
+    // for a moment; a worker reading a request's input is busy.
+    if (started != 0 && phase != Phase::idle) {
+        out.state = "busy";
+        out.phase = phase_name(phase);
+        out.elapsed_ms = (now_ns - started) / 1000000;
+        if (phase != Phase::read) {
+            const CellText t = read_cell_text(c);
+            out.request_id = t.request_id;
+            out.method = t.method;
+            out.path = t.path;
+        }
+    }
+    return out;
+}
 
 std::string render_status_json(const StatusReport& r) {
     JsonOut j;

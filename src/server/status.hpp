@@ -47,6 +47,12 @@ struct StatusReport {
     std::vector<Worker> workers;
 };
 
+/// The pool-wide counters (accepted, slow, input failures, per endpoint) from shared memory.
+void read_pool_counters(const ScoreboardMemory& m, StatusReport& r);
+/// One worker's row: idle, or busy with its phase, elapsed time and request (nullptr cell:
+/// a worker that runs without one is shown idle).
+StatusReport::Worker read_worker(pid_t pid, int generation, const WorkerCell* cell, std::int64_t now_ns);
+
 /// {"pool": {...}, "requests": {...}, "workers": [...]} (README "Monitoring").
 std::string render_status_json(const StatusReport& r);
 /// Prometheus text format 0.0.4: notesd_* metrics with HELP and TYPE lines.

@@ -16,7 +16,7 @@
 
 #include "base/log.hpp"
 #include "server/fcgi_records.hpp"
-#include "server/supervisor.hpp"
+#include "server/listener.hpp"
 
 namespace notesd {
 

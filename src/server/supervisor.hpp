@@ -7,19 +7,9 @@
 #include <vector>
 
 #include "base/config.hpp"
+#include "server/listener.hpp"
 
 namespace notesd {
-
-/// A parsed `listen` value: a unix socket path, or a TCP host (empty = all) and port.
-struct ListenAddress {
-    bool is_unix = false;
-    std::string path;
-    std::string host;
-    std::string port;
-};
-
-/// Parses "/path", "unix:/path", "host:port", "[v6]:port", ":port" or "port"; nullopt + error.
-std::optional<ListenAddress> parse_listen_address(const std::string& spec, std::string& error);
 
 /// Re-reads the configuration for SIGHUP (the file plus command-line overrides); fills
 /// `problems` (empty when the new configuration is valid).

@@ -15,7 +15,7 @@
 #include <stdexcept>
 
 #include "server/fcgi_records.hpp"
-#include "server/supervisor.hpp"
+#include "server/listener.hpp"
 
 namespace notesd {
 

@@ -428,10 +428,16 @@ class Stack:
 
     def wait_for_workers(self, n, timeout=10.0, exclude=()):
         """Waits until exactly n workers run, none of them in `exclude`; returns their pids."""
-        self.wait_for(lambda: len(self.worker_pids()) == n
-                      and not set(self.worker_pids()) & set(exclude),
-                      "%d notesd workers" % n, timeout)
-        return self.worker_pids()
+        seen = []
+
+        def settled():
+            # One reading of /proc per check: two readings could each see a different moment
+            # (the killed worker still counted by the first, already gone in the second).
+            seen[:] = self.worker_pids()
+            return len(seen) == n and not set(seen) & set(exclude)
+
+        self.wait_for(settled, "%d notesd workers" % n, timeout)
+        return list(seen)
 
     # ---- admin tool -------------------------------------------------------------------------
 
