@@ -431,7 +431,7 @@ def run_openapi(part, srcdir, builddir, results_dir):
         part.fail("lint doc/openapi.yaml", "%s is not installed: run tools/install-deps.sh "
                   "(npm ci in tools/openapi)" % redocly)
     else:
-        cmd = [redocly, "lint", "--config",
+        cmd = [redocly, "lint", "--format=stylish", "--config",
                os.path.join(srcdir, "tools", "openapi", "redocly.yaml"), yaml_path]
         rc, secs = run_with_timeout(cmd, 300, log_path=log_path)
         part.note = "%.1f s, log %s" % (secs, log_path)
