@@ -27,7 +27,7 @@ Parts, in order:
                 machine (as root), so it runs only with NOTESD_TEST_PACKAGE=1 (.ci/run sets it);
                 once enabled, whatever goes wrong fails it
 
-Every e2e response is checked against the OpenAPI document (t/e2e/openapi_check.py): a test
+Every e2e (and fault-tier probe) response is checked against the OpenAPI document (t/e2e/openapi_check.py): a test
 during which a mismatch was recorded fails even if it caught the exception, and a mismatch
 outside any test (setUpClass) fails the module.
 
