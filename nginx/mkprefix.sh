@@ -18,6 +18,10 @@
 #   ACCESS_LOG=DIR/logs/access.log  NGINX_USER=www-data (only used when run as root)
 #   NGINX_DIR=DIR (where notesd-errors.conf and notesd-fastcgi.conf are included from;
 #                  --site: /usr/share/notesd/nginx)
+#   OPENAPI_JSON=the OpenAPI document served at /v2/openapi.json (--site: the file nginx reads;
+#     DIR: the file copied to DIR/openapi.json). Default: the installed one beside this script's
+#     directory; else --site: /usr/share/notesd/openapi.json, DIR: the source tree's built
+#     doc/openapi.json
 # Standalone only (nginx.conf): WORKER_CONNECTIONS=16384 (and half as many file
 #                          descriptors: worker_rlimit_nofile).
 # Run as root, DIR becomes group NGINX_USER with mode 2750: see nginx-standalone.conf.in.
@@ -34,6 +38,9 @@ if [ "$1" = --site ]; then
     nginx_dir=/usr/share/notesd/nginx
     socket=/run/notesd/notesd.sock
     STATUS_SOCKET=unix:/run/notesd/notesd-status.sock
+    # installed beside this script's directory ($(pkgdatadir)), else Debian's path
+    OPENAPI_JSON=/usr/share/notesd/openapi.json
+    if [ -f "$here/../openapi.json" ]; then OPENAPI_JSON=$(cd "$here/.." && pwd)/openapi.json; fi
     ACCESS_LOG=/var/log/nginx/notesd.access.log
 else
     mkdir -p "$1"
@@ -43,6 +50,10 @@ else
     socket=$dir/notesd.sock
     STATUS_SOCKET=unix:$dir/notesd-status.sock
     ACCESS_LOG=$dir/logs/access.log
+    OPENAPI_JSON=
+    for f in "$here/../openapi.json" "$here/../doc/openapi.json"; do
+        if [ -z "$OPENAPI_JSON" ] && [ -f "$f" ]; then OPENAPI_JSON=$f; fi
+    done
 fi
 
 LISTEN=127.0.0.1:8080
@@ -79,6 +90,7 @@ for kv in "$@"; do
         ACCESS_LOG) ACCESS_LOG=$value ;;
         NGINX_USER) NGINX_USER=$value ;;
         NGINX_DIR) nginx_dir=$value ;;
+        OPENAPI_JSON) OPENAPI_JSON=$value ;;
         *) echo "mkprefix.sh: unknown setting '$name'" >&2; exit 2 ;;
     esac
 done
@@ -131,11 +143,13 @@ render_site() {  # placeholders in comments stay as they are: they document the 
         -e "/^[[:space:]]*#/!s|@WRITE_RETRY_AFTER@|$(esc "$write_retry")|g" \
         -e "/^[[:space:]]*#/!s|@ACCESS_LOG@|$(esc "$ACCESS_LOG")|g" \
         -e "/^[[:space:]]*#/!s|@NGINX_DIR@|$(esc "$nginx_dir")|g" \
+        -e "/^[[:space:]]*#/!s|@OPENAPI_JSON@|$(esc "$openapi_served")|g" \
         "$here/notesd-site.conf" > "$1.tmp"
     mv "$1.tmp" "$1"
 }
 
 if [ -n "$site_only" ]; then
+    openapi_served=$OPENAPI_JSON
     render_site "$site_only"
     exit 0
 fi
@@ -150,6 +164,16 @@ else
     USER_DIRECTIVE="# not started as root: the workers keep the current user"
 fi
 mkdir -p "$dir/logs" "$dir/tmp" "$dir/conf.d"
+
+# nginx's workers read the document from DIR (a source tree may be out of their reach).
+if [ -z "$OPENAPI_JSON" ] || [ ! -f "$OPENAPI_JSON" ]; then
+    echo "mkprefix.sh: no OpenAPI document ${OPENAPI_JSON:-found} (run make: it builds doc/openapi.json; or set OPENAPI_JSON=)" >&2
+    exit 1
+fi
+openapi_served=$dir/openapi.json
+cp "$OPENAPI_JSON" "$openapi_served.tmp"
+chmod 0644 "$openapi_served.tmp"
+mv "$openapi_served.tmp" "$openapi_served"
 
 render_site "$dir/notesd-site.conf"
 cp "$here/notesd-errors.conf" "$here/notesd-fastcgi.conf" "$dir/"

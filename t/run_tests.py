@@ -7,6 +7,8 @@ Parts, in order:
   layout        t/check_layout.py: every file of src/ against the layer rule, the library rule
                 and the size limits (one test per rule and file), after a self-test that
                 plants violations and expects each one found
+  openapi       doc/openapi.yaml linted by Redocly's CLI (tools/openapi, pinned; `make
+                lint-openapi`), and B/doc/openapi.json (what nginx serves) checked to be that YAML
   unit          B/t/unit_tests (Boost.Test), counted test case by test case from its XML report
   store (X)     `unit_tests --run_test=store:store_search` again with NOTESD_TEST_DB set, once
                 per database server given in the environment: NOTESD_TEST_MYSQL,
@@ -27,6 +29,10 @@ Parts, in order:
                 lintian, installs it, serves through the installed site, purges. It changes the
                 machine (as root), so it runs only with NOTESD_TEST_PACKAGE=1 (.ci/run sets it);
                 once enabled, whatever goes wrong fails it
+
+Every e2e (and fault-tier probe) response is checked against the OpenAPI document (t/e2e/openapi_check.py): a test
+during which a mismatch was recorded fails even if it caught the exception, and a mismatch
+outside any test (setUpClass) fails the module.
 
 The output ends with exactly one line `N passed, N failed` counting every test of every part.
 A part that cannot run (missing binary, crash, timeout, a server that does not answer although
@@ -181,6 +187,7 @@ class RecordingResult(unittest.TextTestResult):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self.outcomes = {}
+        self.attributed_mismatches = 0
 
     def _set(self, test, outcome, detail=""):
         tid = test.id()
@@ -188,6 +195,17 @@ class RecordingResult(unittest.TextTestResult):
         if self.outcomes.get(tid, ("",))[0] == "failed" and outcome == "passed":
             return
         self.outcomes[tid] = (outcome, detail)
+
+    def startTest(self, test):
+        super().startTest(test)
+        self._mismatch_mark = len(openapi_mismatches())
+
+    def stopTest(self, test):
+        new = openapi_mismatches()[getattr(self, "_mismatch_mark", 0):]
+        self.attributed_mismatches += len(new)
+        if new and self.outcomes.get(test.id(), ("",))[0] in ("passed", "skipped"):
+            self.outcomes[test.id()] = ("failed", "response not as documented: " + new[0])
+        super().stopTest(test)
 
     def addSuccess(self, test):
         super().addSuccess(test)
@@ -229,6 +247,12 @@ class RecordingResult(unittest.TextTestResult):
         self._set(test, "failed", "unexpected success")
 
 
+def openapi_mismatches():
+    """The OpenAPI mismatches the e2e harness recorded in this process so far."""
+    module = sys.modules.get("openapi_check")
+    return module.MISMATCHES if module else []
+
+
 def iter_tests(suite):
     for t in suite:
         if isinstance(t, unittest.TestSuite):
@@ -263,6 +287,14 @@ def run_module_inprocess(module_path, result_path):
                 tid, ("failed", "did not run: " + (fixture[0] if fixture else "unknown reason")))
         if not all_ids:
             outcomes[name] = ("failed", "no tests found")
+        checker = sys.modules.get("openapi_check")
+        if checker:
+            print("openapi: %d responses checked against the document, %d did not match"
+                  % (checker.CHECKED, len(checker.MISMATCHES)))
+        outside = len(openapi_mismatches()) - result.attributed_mismatches
+        if outside > 0:  # in setUpClass/tearDownClass: charged to the module
+            outcomes[name + ".openapi"] = ("failed", "%d response(s) outside tests not as "
+                                           "documented, e.g. %s" % (outside, openapi_mismatches()[-1]))
     except Exception:  # noqa: BLE001 (an import error fails the whole module)
         traceback.print_exc()
         outcomes[name] = ("failed", "could not load: " + traceback.format_exc().splitlines()[-1])
@@ -391,6 +423,45 @@ def run_e2e_module(part, module_path, results_dir, env, tag, timeout=E2E_MODULE_
         part.fail(name, "timed out after %d s" % timeout)
 
 
+# ---- OpenAPI document -------------------------------------------------------------------------
+
+def run_openapi(part, srcdir, builddir, results_dir):
+    """Redocly's lint of doc/openapi.yaml, and the built JSON being that very YAML."""
+    yaml_path = os.path.join(srcdir, "doc", "openapi.yaml")
+    redocly = os.path.join(srcdir, "tools", "openapi", "node_modules", ".bin", "redocly")
+    log_path = os.path.join(results_dir, "openapi-lint.log")
+    if not os.access(redocly, os.X_OK):
+        part.fail("lint doc/openapi.yaml", "%s is not installed: run tools/install-deps.sh "
+                  "(npm ci in tools/openapi)" % redocly)
+    else:
+        cmd = [redocly, "lint", "--format=stylish", "--config",
+               os.path.join(srcdir, "tools", "openapi", "redocly.yaml"), yaml_path]
+        rc, secs = run_with_timeout(cmd, 300, log_path=log_path)
+        part.note = "%.1f s, log %s" % (secs, log_path)
+        if rc == 0:
+            part.passed += 1
+        else:
+            with open(log_path, errors="replace") as f:
+                errors = [l.strip() for l in f if " error " in l]
+            part.fail("lint doc/openapi.yaml", "redocly lint: %s" % (
+                "; ".join(errors[:3]) or "exit status %s" % rc))
+    json_path = os.path.join(builddir, "doc", "openapi.json")
+    proc = subprocess.run([sys.executable, os.path.join(srcdir, "tools", "openapi", "yaml2json.py"),
+                           yaml_path], capture_output=True, text=True)
+    try:
+        with open(json_path) as f:
+            built = json.load(f)
+    except (OSError, ValueError) as e:
+        part.fail("doc/openapi.json", "not built: %s" % e)
+        return
+    if proc.returncode != 0:
+        part.fail("doc/openapi.json", proc.stderr.strip()[:300])
+    elif json.loads(proc.stdout) != built:
+        part.fail("doc/openapi.json", "%s differs from doc/openapi.yaml: run make" % json_path)
+    else:
+        part.passed += 1
+
+
 # ---- driver -----------------------------------------------------------------------------------
 
 def run_layout_check(part, srcdir):
@@ -456,7 +527,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--srcdir", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--builddir", default=".")
-    ap.add_argument("--only", choices=("layout", "unit", "store", "e2e", "fault", "package"), action="append",
+    ap.add_argument("--only", choices=("layout", "openapi", "unit", "store", "e2e", "fault", "package"),
+                    action="append",
                     help="run only these parts (repeatable)")
     ap.add_argument("--e2e", action="append", metavar="NAME",
                     help="run only these e2e or fault modules, e.g. test_nginx (repeatable)")
@@ -472,7 +544,7 @@ def main():
     builddir = os.path.abspath(args.builddir)
     results_dir = os.path.join(builddir, "t", "test-results")
     os.makedirs(results_dir, exist_ok=True)
-    default_parts = ("layout", "unit", "store", "e2e")
+    default_parts = ("layout", "openapi", "unit", "store", "e2e")
     if os.environ.get("NOTESD_TEST_FAULT", "0") == "1":
         default_parts += ("fault",)
     if os.environ.get("NOTESD_TEST_PACKAGE", "0") == "1":
@@ -486,6 +558,12 @@ def main():
     if "layout" in parts_wanted:
         part = Part("layout")
         run_layout_check(part, srcdir)
+        parts.append(part)
+        print_part(part)
+
+    if "openapi" in parts_wanted:
+        part = Part("openapi")
+        run_openapi(part, srcdir, builddir, results_dir)
         parts.append(part)
         print_part(part)
 

@@ -112,10 +112,12 @@ def import_into(stack, docs, user, workdir):
 
 
 class Client:
-    """POST /v2/notes/search on one kept-alive connection to the stack's nginx."""
+    """POST /v2/notes/search on one kept-alive connection to the stack's nginx. check: called
+    with (method, target, status, header pairs, body) for every response (the e2e suite checks
+    them against the OpenAPI document)."""
 
-    def __init__(self, port, token):
-        self.port, self.token, self.conn = port, token, None
+    def __init__(self, port, token, check=None):
+        self.port, self.token, self.conn, self.check = port, token, None, check
 
     def search(self, text, query):
         target = "/v2/notes/search?" + "&".join("%s=%s" % kv for kv in query.items())
@@ -134,6 +136,8 @@ class Client:
                 self.conn = None
                 if attempt == 2:
                     raise
+        if self.check:
+            self.check("POST", target, resp.status, resp.getheaders(), data)
         if resp.status != 200:
             raise RuntimeError("search %r (%s) answered %d: %s" % (text[:60], target, resp.status, data[:300]))
         return json.loads(data)
@@ -154,9 +158,10 @@ class Client:
             self.conn.close()
 
 
-def run_queries(stack, token, queries):
-    """The result window (doc ids, best first) of every query, in query order; and seconds."""
-    client = Client(stack.port, token)
+def run_queries(stack, token, queries, check=None):
+    """The result window (doc ids, best first) of every query, in query order; and seconds.
+    check: see Client."""
+    client = Client(stack.port, token, check)
     t0 = time.monotonic()
     try:
         results = [client.window(q) for q in queries]

@@ -55,7 +55,9 @@ trap 'echo; echo "stopping..." >&2; exit 0' INT TERM HUP
 # nginx as in production (nginx/notesd-site.conf): the pool's queue sized by the sizing rule
 # (README "nginx as the shield"), and as many descriptors as the hard limit allows for its
 # connections (nginx raises it further itself when run as root).
-sh "$srcdir/nginx/mkprefix.sh" "$rt" "LISTEN=127.0.0.1:$PORT" "POOL_MAX_CONNS=$((16 * WORKERS))"
+[ -f "$builddir/doc/openapi.json" ] || { echo "run.sh: $builddir/doc/openapi.json is not built (run make first)" >&2; exit 1; }
+sh "$srcdir/nginx/mkprefix.sh" "$rt" "LISTEN=127.0.0.1:$PORT" "POOL_MAX_CONNS=$((16 * WORKERS))" \
+    "OPENAPI_JSON=$builddir/doc/openapi.json"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 cat > "$rt/notesd.conf" <<EOF
 # written by tools/run.sh
@@ -113,6 +115,7 @@ notesd is serving http://127.0.0.1:$PORT/v2 (database: $NOTESD_DB, user: $user)
   token: $token
   try:   curl -s -H "Authorization: Bearer $token" '$url'
   status: curl -s http://127.0.0.1:$PORT/notesd-status  (or ?format=prometheus)
+  API:   http://127.0.0.1:$PORT/v2/openapi.json (OpenAPI 3.1, no token needed)
   logs:  notesd below; nginx in $rt/logs/
   first request answered: HTTP ${ready:-none}
 Press Ctrl-C to stop.

@@ -95,12 +95,29 @@ class FcgiResponse:
         self.status = int(self.headers.get("status", "200").split()[0]) if head else 0
 
 
-def fcgi_request(address, params, body=b"", send_body_bytes=None, timeout=10.0):
+def fcgi_request(address, params, body=b"", send_body_bytes=None, timeout=10.0,
+                 unvalidated=None):
     """Sends one request to a FastCGI server (unix path or (host, port)) and reads the answer.
 
     send_body_bytes: send only that many bytes of body and never end the stream (a stalled
     peer); the answer is then whatever the server sends before closing or `timeout`.
+    A complete answer (FCGI_END_REQUEST received) is checked against the OpenAPI document as
+    the HTTP response nginx would pass on (openapi_check.py), unless `unvalidated` says why not.
     """
+    r = _fcgi_exchange(address, params, body, send_body_bytes, timeout)
+    if r.ended and r.status and not unvalidated:
+        import openapi_check
+        head = r.stdout.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+        pairs = [tuple(x.strip() for x in line.split(":", 1)) for line in head if ":" in line]
+        target = params.get("DOCUMENT_URI", "/")
+        if params.get("QUERY_STRING"):
+            target += "?" + params["QUERY_STRING"]
+        openapi_check.check_response(params.get("REQUEST_METHOD", "GET"), target, r.status,
+                                     openapi_check.RawHeaders(pairs), r.body)
+    return r
+
+
+def _fcgi_exchange(address, params, body, send_body_bytes, timeout):
     family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.settimeout(timeout)

@@ -25,6 +25,11 @@ Stack(config=..., notesd=False) runs nginx alone (every /v2 request is then ngin
 nginx={...} passes settings to nginx/mkprefix.sh (READ_RATE, CONN_PER_ADDR, FCGI_READ_TIMEOUT...),
 upstream="server unix:/x.sock;" points nginx at another FastCGI server.
 
+Every response request() and raw_request() receive is checked against the OpenAPI document
+(openapi_check.py): one the document does not describe raises openapi_check.Mismatch and fails
+the test. A stack whose answers are not the service's (a stub upstream) opts out with
+Stack(unvalidated="why"); a single request with request(..., unvalidated="why").
+
 Environment: NOTESD_BUILDDIR (holds the built notesd and notesctl), NOTESD_SRCDIR (the source
 tree; default: two levels above this file), NOTESD_SHARED (the shared folder: corpus, eval),
 NGINX (the nginx binary; default: found on PATH or /usr/sbin), NOTESD_E2E_SET (space-separated
@@ -51,6 +56,7 @@ import tempfile
 import time
 import urllib.parse
 
+import openapi_check
 import serverdb
 from serverdb import ServerError  # noqa: F401 (for tests that catch it)
 
@@ -183,10 +189,13 @@ class Stack:
     NOTESD_E2E_DB set a fresh database on that server, dropped at stop).
     test_hooks: run t/notesd-test-hooks (notesd built with -DNOTESD_TEST_HOOKS: a query with
     notesd_test_hang=1 wedges its worker, notesd_test_sleep_ms=N slows its handler).
+    unvalidated: why this stack's responses are not checked against the OpenAPI document
+    (None: they are).
     """
 
     def __init__(self, config=None, notesd=True, nginx=None, upstream=None, db=None,
-                 migrate=True, nginx_extra=None, start_timeout=15.0, test_hooks=False):
+                 migrate=True, nginx_extra=None, start_timeout=15.0, test_hooks=False, unvalidated=None):
+        self.unvalidated = unvalidated
         self.dir = tempfile.mkdtemp(prefix="notesd-e2e-")
         reg = os.environ.get("NOTESD_E2E_REGISTRY")
         if reg:  # removed by t/run_tests.py if this process dies before stop()
@@ -330,7 +339,8 @@ class Stack:
         nginx = find_nginx()
         for attempt in range(5):
             self.port = free_port()
-            settings = {"LISTEN": "127.0.0.1:%d" % self.port}
+            settings = {"LISTEN": "127.0.0.1:%d" % self.port,
+                        "OPENAPI_JSON": openapi_check.built_document_path()}
             if self.upstream:
                 settings["FCGI_UPSTREAM"] = self.upstream
             settings.update(self.nginx_settings)
@@ -463,12 +473,14 @@ class Stack:
         return "http://127.0.0.1:%d%s" % (self.port, build_url(path, query))
 
     def request(self, method, path, query=None, body=None, headers=None, token=None,
-                timeout=30.0):
-        """One HTTP request through nginx on a fresh connection; returns a Response.
+                timeout=30.0, unvalidated=None):
+        """One HTTP request through nginx on a fresh connection; returns a Response, after
+        checking it against the OpenAPI document (see the module's doc).
 
         query: dict, list of (key, value) pairs, or a raw string (sent as is). body: bytes, str,
         or a dict/list sent as JSON (Content-Type application/json unless headers set one).
-        token: adds "Authorization: Bearer <token>".
+        token: adds "Authorization: Bearer <token>". unvalidated: why this response is not
+        checked (None: it is).
         """
         hdrs = dict(headers or {})
         data = body
@@ -480,17 +492,29 @@ class Stack:
             data = body.encode()
         if token is not None:
             hdrs["Authorization"] = "Bearer " + token
+        target = build_url(path, query)
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
-            conn.request(method, build_url(path, query), body=data, headers=hdrs)
+            conn.request(method, target, body=data, headers=hdrs)
             resp = conn.getresponse()
             raw = resp.read()
-            return Response(resp.status, Headers(resp.getheaders()), raw)
+            r = Response(resp.status, Headers(resp.getheaders()), raw)
         finally:
             conn.close()
+        if not (unvalidated or self.unvalidated):
+            openapi_check.check_response(method, target, r.status, r.headers, r.body)
+        return r
 
-    def raw_request(self, data, timeout=10.0):
-        """Sends raw bytes to nginx and returns everything it answers until it closes."""
+    def raw_request(self, data, timeout=10.0, unvalidated=None):
+        """Sends raw bytes to nginx and returns everything it answers until it closes; the
+        first response in it is checked against the OpenAPI document unless `unvalidated`
+        says why not."""
+        out = self._raw_exchange(data, timeout)
+        if not (unvalidated or self.unvalidated):
+            openapi_check.check_raw(data, out)
+        return out
+
+    def _raw_exchange(self, data, timeout):
         with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as s:
             s.sendall(data)
             out = b""

@@ -15,6 +15,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import openapi_check  # noqa: E402
 from fcgi import StubResponder  # noqa: E402
 from harness import Stack, format_request_id, shared_stack  # noqa: E402
 
@@ -191,6 +192,7 @@ class NginxAlone(ErrorShape, unittest.TestCase):
                 if not chunk:
                     break
                 out += chunk
+        openapi_check.check_raw(data, out)  # the error body of the API, from another server
         self.assert_raw_error(out, 503, "UNAVAILABLE")
 
     def test_request_ids_differ(self):
@@ -250,7 +252,7 @@ class StubUpstream(ErrorShape, unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.stack = Stack(notesd=False)
+        cls.stack = Stack(notesd=False, unvalidated="a stub FastCGI responder answers, not notesd")
         cls.stub = StubResponder(cls.stack.socket_path, pad=4000)
         cls.stack.start()
 

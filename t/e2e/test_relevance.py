@@ -20,6 +20,13 @@ from harness import SHARED, SRCDIR, Stack
 
 sys.path.insert(0, os.path.join(SRCDIR, "tools"))
 import eval_cranfield as ev  # noqa: E402
+import openapi_check  # noqa: E402
+
+
+def check_response(method, target, status, header_pairs, body):
+    """The e2e suite's OpenAPI check for the evaluation client's responses."""
+    openapi_check.check_response(method, target, status, openapi_check.RawHeaders(header_pairs),
+                                 body)
 
 MIN_NDCG10 = 0.39
 MIN_MAP = 0.30
@@ -32,7 +39,7 @@ def run_on(db):
     with tempfile.TemporaryDirectory(prefix="notesd-relevance-") as work, \
             Stack(db=db, start_timeout=60) as stack:
         token, _ = ev.import_into(stack, docs, "cranfield-" + os.urandom(4).hex(), work)
-        results, _ = ev.run_queries(stack, token, queries)
+        results, _ = ev.run_queries(stack, token, queries, check=check_response)
     return results, ev.evaluate(results, qrels)[0]
 
 

@@ -43,6 +43,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 import serverdb  # noqa: E402
+import openapi_check  # noqa: E402
 from harness import Headers, Response, Stack  # noqa: E402
 
 PROBE_ADDR = "127.0.0.2"
@@ -79,16 +80,22 @@ def flood_addresses(n):
     return ["127.0.%d.%d" % (1 + i // 250, 1 + i % 250) for i in range(n)]
 
 
-def request_from(stack, method, path, source=PROBE_ADDR, headers=None, body=None, timeout=10.0):
-    """One request through nginx from a given loopback source address; returns a Response."""
+def request_from(stack, method, path, source=PROBE_ADDR, headers=None, body=None, timeout=10.0,
+                 unvalidated=None):
+    """One request through nginx from a given loopback source address; returns a Response,
+    checked against the OpenAPI document as the harness checks its own (openapi_check.py)
+    unless `unvalidated` says why not."""
     conn = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=timeout,
                                       source_address=(source, 0))
     try:
         conn.request(method, path, body=body, headers=dict(headers or {}))
         resp = conn.getresponse()
-        return Response(resp.status, Headers(resp.getheaders()), resp.read())
+        r = Response(resp.status, Headers(resp.getheaders()), resp.read())
     finally:
         conn.close()
+    if not (unvalidated or stack.unvalidated):
+        openapi_check.check_response(method, path, r.status, r.headers, r.body)
+    return r
 
 
 def json_error_kind(status, headers, body):

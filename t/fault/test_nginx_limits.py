@@ -27,13 +27,14 @@ class RateLimits(faultlib.FaultCase):
     def tearDownClass(cls):
         cls.stack.stop()
 
-    def send(self, method, path, authorization=None, source=faultlib.PROBE_ADDR, body=None):
+    def send(self, method, path, authorization=None, source=faultlib.PROBE_ADDR, body=None,
+             unvalidated=None):
         headers = {} if authorization is None else {"Authorization": authorization}
         if body is not None:
             headers["Content-Type"] = "application/json"
             body = json.dumps(body)
         return faultlib.request_from(self.stack, method, path, source=source, headers=headers,
-                                     body=body)
+                                     body=body, unvalidated=unvalidated)
 
     def assert_limited(self, r, retry_after):
         self.assertEqual(r.status, 429, r.text)
@@ -93,7 +94,11 @@ class RateLimits(faultlib.FaultCase):
         # The write bucket is untouched: two writes reach the worker (whatever it answers to
         # them), the third is limited.
         for method, path in (("POST", "/v2/notes"), ("PATCH", "/v2/notes/x")):
-            r = self.send(method, path, auth, body={"content": "x"})
+            # Until the write API (issue 18) is in, POST /v2/notes is the router's 405, which
+            # the OpenAPI document (createNote) rightly does not describe.
+            r = self.send(method, path, auth, body={"content": "x"},
+                          unvalidated="POST /v2/notes answers 405 until the write API lands"
+                          if method == "POST" else None)
             self.assertNotEqual(r.status, 429, r.text)
         for method, path in (("DELETE", "/v2/notes/x"), ("PUT", "/v2/collections/a/notes/b"),
                              ("POST", "/v2/collections")):

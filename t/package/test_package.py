@@ -180,6 +180,7 @@ class Package(unittest.TestCase):
                      "/usr/share/notesd/sql/sqlite/001_init.sql",
                      "/usr/share/notesd/sql/postgresql/001_init.sql",
                      "/usr/share/notesd/sql/mysql/001_init.sql",
+                     "/usr/share/notesd/openapi.json",
                      "/usr/share/man/man8/notesd.8.gz", "/usr/share/man/man8/notesctl.8.gz",
                      "/usr/share/man/man5/notesd.conf.5.gz"] + includes:
             self.assertIn(path, self.files)
@@ -323,6 +324,12 @@ class Package(unittest.TestCase):
         status, body = self.get(base + "/v2/notes")
         self.assertEqual(status, 401)
         self.assertIn("request_id", json.loads(body))
+        # The installed OpenAPI document, without a token, from the file the site points at.
+        status, body = self.get(base + "/v2/openapi.json")
+        self.assertEqual(status, 200, body[:300])
+        with open("/usr/share/notesd/openapi.json", "rb") as f:
+            self.assertEqual(json.loads(body), json.loads(f.read()))
+        self.assertTrue(json.loads(body)["openapi"].startswith("3.1."))
         # A path outside /v2: nginx's own JSON 404 from the installed error snippet.
         status, body = self.get(base + "/")
         self.assertEqual(status, 404)
