@@ -6,7 +6,9 @@ while the pool is busy; a slow request is logged once with its phase times."""
 import math
 import os
 import re
+import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -181,6 +183,37 @@ class Counters(unittest.TestCase):
         self.assertEqual(value(fam, "notesd_pool_size"), 2)
         self.assertEqual(value(fam, "notesd_worker_crashes_total"), 0)
         self.assertGreater(value(fam, "notesd_start_time_seconds"), 1.6e9)
+
+    def test_counts_match_wrk(self):
+        # A short fixed load from wrk (what make bench drives). wrk counts the responses it
+        # read; when its time is up it drops the requests still in flight, which the pool
+        # still serves and counts: so the pool's count is wrk's plus at most one per
+        # connection, and every one of them is a 2xx.
+        wrk = shutil.which("wrk")
+        self.assertIsNotNone(wrk, "wrk is not installed (tools/debian-packages.txt lists it)")
+        connections = 8
+
+        def list_notes(st):
+            return next(e for e in st["requests"]["by_endpoint"] if e["endpoint"] == "list_notes")
+
+        before = list_notes(self.stack.status())["total"]
+        out = subprocess.run([wrk, "-t2", "-c%d" % connections, "-d2s",
+                              "-H", "Authorization: Bearer " + self.token,
+                              self.stack.url("/v2/notes", {"limit": 5})],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        m = re.search(r"(\d+) requests in", out)
+        self.assertIsNotNone(m, out)
+        answered = int(m.group(1))
+        self.assertNotIn("Non-2xx", out)
+        self.assertNotIn("Socket errors", out)
+        self.assertGreater(answered, 50, out)
+        self.stack.wait_for(lambda: self.stack.status()["pool"]["busy"] == 0, "an idle pool")
+        st = self.stack.status()
+        counted = list_notes(st)["total"] - before
+        self.assertGreaterEqual(counted, answered)
+        self.assertLessEqual(counted, answered + connections)
+        self.assertEqual(list_notes(st)["status"]["2xx"], list_notes(st)["total"])
+        self.assertEqual(list_notes(st)["latency"][-1]["count"], list_notes(st)["total"])
 
     def test_sigkill_is_a_crash_and_a_restart(self):
         old = self.stack.wait_for_workers(2)
