@@ -233,25 +233,26 @@ std::string render_status_prometheus(const StatusReport& r) {
         sample(out, "notesd_request_duration_seconds_sum{" + ep + "}", seconds(e.duration_us_sum));
         sample(out, "notesd_request_duration_seconds_count{" + ep + "}", std::to_string(cumulative));
     }
-    single(out, "notesd_slow_requests_total", "counter",
-           "Requests that took at least slow_request_ms (each logged with its phases).",
-           std::to_string(r.slow_requests));
-    single(out, "notesd_input_failures_total", "counter",
-           "Connections dropped because their FastCGI input stalled past io_timeout_ms or broke.",
-           std::to_string(r.input_failed));
-    single(out, "notesd_request_deadline_exits_total", "counter",
-           "Requests a worker answered with 503 at request_timeout_ms (the worker was replaced).",
-           std::to_string(r.deadline_exits));
-    single(out, "notesd_request_deadline_kills_total", "counter",
-           "Workers the master ended because a request ran past its deadline plus the grace.",
-           std::to_string(r.deadline_kills));
-    single(out, "notesd_worker_restarts_total", "counter",
-           "Workers started to replace one that ended (any reason).", std::to_string(r.restarts));
-    single(out, "notesd_worker_crashes_total", "counter",
-           "Workers that ended abnormally (a signal not sent by the master, an unexpected exit code).",
-           std::to_string(r.crashes));
-    single(out, "notesd_worker_recycles_total", "counter",
-           "Workers that ended after max_requests.", std::to_string(r.recycled));
+    struct Counter {
+        const char* name;
+        const char* help;
+        std::uint64_t value;
+    };
+    const Counter counters[] = {
+        {"notesd_slow_requests_total", "Requests that took at least slow_request_ms (each logged with its phases).",
+         r.slow_requests},
+        {"notesd_input_failures_total",
+         "Connections dropped because their FastCGI input stalled past io_timeout_ms or broke.", r.input_failed},
+        {"notesd_request_deadline_exits_total",
+         "Requests a worker answered with 503 at request_timeout_ms (the worker was replaced).", r.deadline_exits},
+        {"notesd_request_deadline_kills_total",
+         "Workers the master ended because a request ran past its deadline plus the grace.", r.deadline_kills},
+        {"notesd_worker_restarts_total", "Workers started to replace one that ended (any reason).", r.restarts},
+        {"notesd_worker_crashes_total",
+         "Workers that ended abnormally (a signal not sent by the master, an unexpected exit code).", r.crashes},
+        {"notesd_worker_recycles_total", "Workers that ended after max_requests.", r.recycled},
+    };
+    for (const Counter& c : counters) single(out, c.name, "counter", c.help, std::to_string(c.value));
     return out;
 }
 

@@ -128,24 +128,17 @@ class Counters(unittest.TestCase):
                 ("list_notes", "4xx"): 0, ("other", "4xx"): 0, ("search_notes", "2xx"): 0}
         lock = threading.Lock()
 
+        # (method, path, query, body) -> the endpoint and status class it is counted under
+        kinds = [(("GET", "/v2/notes", {"limit": 3}, None), ("list_notes", "2xx")),
+                 (("GET", "/v2/collections", None, None), ("list_collections", "2xx")),
+                 (("GET", "/v2/notes", {"limit": 0}, None), ("list_notes", "4xx")),
+                 (("GET", "/v2/nothing", None, None), ("other", "4xx")),
+                 (("POST", "/v2/notes/search", None, {"query": "note"}), ("search_notes", "2xx"))]
+
         def client(k):
             for i in range(30):
-                kind = (i + k) % 5
-                if kind == 0:
-                    r, key = self.stack.request("GET", "/v2/notes", query={"limit": 3},
-                                                token=self.token), ("list_notes", "2xx")
-                elif kind == 1:
-                    r, key = self.stack.request("GET", "/v2/collections", token=self.token), \
-                        ("list_collections", "2xx")
-                elif kind == 2:
-                    r, key = self.stack.request("GET", "/v2/notes", query={"limit": 0},
-                                                token=self.token), ("list_notes", "4xx")
-                elif kind == 3:
-                    r, key = self.stack.request("GET", "/v2/nothing", token=self.token), \
-                        ("other", "4xx")
-                else:
-                    r, key = self.stack.request("POST", "/v2/notes/search", body={"query": "note"},
-                                                token=self.token), ("search_notes", "2xx")
+                (method, path, query, body), key = kinds[(i + k) % len(kinds)]
+                r = self.stack.request(method, path, query=query, body=body, token=self.token)
                 self.assertEqual(r.status // 100, int(key[1][0]), r.text[:200])
                 with lock:
                     sent[key] += 1
