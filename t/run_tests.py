@@ -394,7 +394,9 @@ def run_e2e_module(part, module_path, results_dir, env, tag, timeout=E2E_MODULE_
     log_path = os.path.join(results_dir, tag + ".log")
     if os.path.exists(result_path):
         os.unlink(result_path)
-    registry = tempfile.mkdtemp(prefix="notesd-e2e-registry-")
+    # In the results directory, not /tmp: a sweep of /tmp (another job cleaning its leftovers)
+    # must not take the list of what this module started.
+    registry = tempfile.mkdtemp(prefix="registry-" + tag + "-", dir=results_dir)
     env = dict(env, NOTESD_E2E_REGISTRY=registry)
     cmd = [sys.executable, "-B", os.path.abspath(__file__), "--run-module", module_path,
            "--result", result_path]
