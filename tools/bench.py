@@ -47,6 +47,7 @@ from collections import namedtuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_backends  # noqa: E402
+import bench_import  # noqa: E402
 import gen_notes  # noqa: E402
 
 TINY_USER, TINY_NOTES, TINY_NUMBER = "bench-tiny", 10, 99
@@ -577,6 +578,12 @@ def prepare_data(a):
     elif not a.db:
         info["db_bytes"] = sum(os.path.getsize(os.path.join(cache, f)) for f in os.listdir(cache)
                                if f.startswith("notes.db"))
+    # The import's baseline in the same run: SQLite FTS5 indexing the same notes (issue 19).
+    fts_n, fts_s, fts_bytes = bench_import.fts5_import(
+        [os.path.join(jsonl, gen_notes.user_file_name(num)) for _, num, _ in plan], os.path.join(cache, "fts5.db"))
+    info["fts5"] = {"notes": fts_n, "seconds": round(fts_s, 1), "notes_per_s": round(fts_n / fts_s), "bytes": fts_bytes}
+    os.remove(os.path.join(cache, "fts5.db"))
+    log("data: FTS5 baseline: %d notes in %.1f s (%.0f notes/s), %.0f MB" % (fts_n, fts_s, fts_n / fts_s, fts_bytes / 1e6))
     with open(ready, "w") as f:
         json.dump(info, f, indent=1)
     if not a.keep_jsonl:
@@ -650,6 +657,20 @@ def build_line(builddir):
     return "profile-guided build (make pgo)" if "profile-guided" in p.stdout else "plain build"
 
 
+def import_line(info):
+    """notesd's import against the FTS5 baseline measured when the data was built."""
+    fts = info.get("fts5")
+    if not fts or not info.get("import_seconds"):
+        return "- import baseline: not measured (data built before the FTS5 baseline existed; `--rebuild`)"
+    ours = info["notes"] / info["import_seconds"]
+    size = ("; bytes on disk notesd %.0f MB (%.0f per note), FTS5 %.0f MB (%.0f per note), %.2fx" % (
+        info["db_bytes"] / 1e6, info["db_bytes"] / info["notes"], fts["bytes"] / 1e6, fts["bytes"] / fts["notes"],
+        info["db_bytes"] / fts["bytes"])) if info.get("db_bytes") else ""
+    return ("- import baseline (same notes, same run): notesd %.0f notes/s, SQLite FTS5 (detail=full, porter "
+            "unicode61, title + content) %.0f notes/s: ratio %.2f%s" % (ours, fts["notes_per_s"],
+                                                                       ours / fts["notes_per_s"], size))
+
+
 def report(a, info, scenarios, results, checks, ctx, command):
     base = results.get("baseline")
     spec = info["spec"]
@@ -669,6 +690,7 @@ def report(a, info, scenarios, results, checks, ctx, command):
                  info["import_seconds"], info["import_notes_per_s"], info["generate_seconds"],
                  "" if a.backend == "sqlite" else "; then %s (%.1f s)" % (
                      "ANALYZE TABLE" if a.backend == "mysql" else "VACUUM ANALYZE", info.get("analyze_seconds", 0))),
+             import_line(info),
              "- load: wrk %d threads, %d connections, %d s per scenario, median of %d interleaved runs "
              "(max: worst run; non-2xx and socket errors: summed); notesd %d workers; nginx as in nginx/"
              % (min(a.threads, a.connections), a.connections, a.duration, a.runs, a.workers), "",
