@@ -3,29 +3,10 @@
 #include <stdexcept>
 
 namespace notesd {
-namespace {
-
-void put_varint(std::string& out, unsigned long long v) {
-    while (v >= 0x80) {
-        out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-        v >>= 7;
-    }
-    out.push_back(static_cast<char>(v));
-}
-
-unsigned long long zigzag(long long v) {
-    return (static_cast<unsigned long long>(v) << 1) ^ static_cast<unsigned long long>(v >> 63);
-}
-
-void put_fixed(std::string& out, long long v) {
-    char b[8];
-    std::memcpy(b, &v, 8);
-    out.append(b, 8);
-}
-
-}  // namespace
-
 using detail::kBlockFormat;
+using detail::put_fixed;
+using detail::put_varint;
+using detail::zigzag;
 
 std::string encode_block(const std::vector<PackedPosting>& rows) {
     std::string out(1, kBlockFormat);

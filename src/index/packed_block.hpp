@@ -26,6 +26,24 @@ namespace detail {
 
 constexpr char kBlockFormat = 1;  ///< the first byte of every block
 
+inline void put_varint(std::string& out, unsigned long long v) {
+    while (v >= 0x80) {
+        out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+}
+
+inline unsigned long long zigzag(long long v) {
+    return (static_cast<unsigned long long>(v) << 1) ^ static_cast<unsigned long long>(v >> 63);
+}
+
+inline void put_fixed(std::string& out, long long v) {
+    char b[8];
+    std::memcpy(b, &v, 8);
+    out.append(b, 8);
+}
+
 inline long long unzigzag(unsigned long long v) {
     return static_cast<long long>(v >> 1) ^ -static_cast<long long>(v & 1);
 }

@@ -1,0 +1,349 @@
+#include "index/segment.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "index/packed_block.hpp"
+
+namespace notesd {
+
+using detail::BlockReader;
+using detail::put_fixed;
+using detail::put_varint;
+using detail::zigzag;
+
+namespace {
+
+constexpr char kNotesFormat = 'N';  ///< the first byte of a notes table
+constexpr char kSegmentBlockFormat = 'P';  ///< the first byte of a segment block
+/// Larger counts and lengths are malformed (a field holds at most 2^31 - 1 terms).
+constexpr unsigned long long kMaxCount = 0x7fffffffULL;
+
+bool read_count(BlockReader& r, long long& v) {
+    unsigned long long u = 0;
+    if (!r.varint(u) || u > kMaxCount) return false;
+    v = static_cast<long long>(u);
+    return true;
+}
+
+unsigned long long count_value(long long v) {
+    if (v < 0 || static_cast<unsigned long long>(v) > kMaxCount)
+        throw std::invalid_argument("segment count out of range");
+    return static_cast<unsigned long long>(v);
+}
+
+// Writes the postings of one term (ascending ordinals) as blocks.
+void emit_term(const std::string& term, const std::vector<SegmentPosting>& postings,
+               const std::vector<SegmentNote>& notes, const BlockSink& sink) {
+    std::vector<SegmentPosting> block;
+    for (std::size_t i = 0; i < postings.size(); i += kSegmentBlockPostings) {
+        const std::size_t end = std::min(postings.size(), i + kSegmentBlockPostings);
+        block.assign(postings.begin() + static_cast<std::ptrdiff_t>(i),
+                     postings.begin() + static_cast<std::ptrdiff_t>(end));
+        SegmentBlock b;
+        b.term = term;
+        b.data = encode_segment_block(block, notes, b.bounds);
+        sink(std::move(b));
+    }
+}
+
+}  // namespace
+
+// ---- notes table ----
+
+std::string encode_segment_notes(const std::vector<SegmentNote>& notes) {
+    std::string out(1, kNotesFormat);
+    out.reserve(8 + notes.size() * 28);
+    put_varint(out, notes.size());
+    for (std::size_t i = 0; i < notes.size(); ++i) {
+        const SegmentNote& n = notes[i];
+        if (i > 0 && !notes[i - 1].before(n))
+            throw std::invalid_argument("segment notes must be in candidate order, each once");
+        if (i == 0)
+            put_fixed(out, n.updated_us);
+        else  // newest first: the gap is never negative
+            put_varint(out, static_cast<unsigned long long>(notes[i - 1].updated_us) -
+                                static_cast<unsigned long long>(n.updated_us));
+        put_fixed(out, n.uid_hi);
+        put_fixed(out, n.uid_lo);
+        // most notes are created at or shortly before their update
+        put_varint(out, zigzag(static_cast<long long>(static_cast<unsigned long long>(n.updated_us) -
+                                                      static_cast<unsigned long long>(n.created_us))));
+        put_varint(out, zigzag(n.flags));
+        put_varint(out, count_value(n.title_len));
+        put_varint(out, count_value(n.body_len));
+    }
+    return out;
+}
+
+bool decode_segment_notes(std::string_view data, std::vector<SegmentNote>& out) {
+    out.clear();
+    if (data.empty() || data[0] != kNotesFormat) return false;
+    BlockReader r(data.substr(1));
+    unsigned long long n = 0;
+    if (!r.varint(n) || n > data.size()) return false;  // a note takes more than a byte
+    out.resize(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        SegmentNote& s = out[i];
+        if (i == 0) {
+            if (!r.fixed(s.updated_us)) return false;
+        } else {
+            unsigned long long gap = 0;
+            if (!r.varint(gap)) return false;
+            s.updated_us = static_cast<long long>(static_cast<unsigned long long>(out[i - 1].updated_us) - gap);
+        }
+        unsigned long long created_gap = 0;
+        if (!r.fixed(s.uid_hi) || !r.fixed(s.uid_lo) || !r.varint(created_gap) ||
+            !r.signed_varint(s.flags) || !read_count(r, s.title_len) || !read_count(r, s.body_len))
+            return false;
+        s.created_us = static_cast<long long>(static_cast<unsigned long long>(s.updated_us) -
+                                              static_cast<unsigned long long>(detail::unzigzag(created_gap)));
+        if (i > 0 && !out[i - 1].before(s)) return false;
+    }
+    return r.done();
+}
+
+long long find_ordinal(const std::vector<SegmentNote>& notes, long long updated_us, long long uid_hi,
+                       long long uid_lo) {
+    SegmentNote key;
+    key.updated_us = updated_us;
+    key.uid_hi = uid_hi;
+    key.uid_lo = uid_lo;
+    auto it = std::lower_bound(notes.begin(), notes.end(), key,
+                               [](const SegmentNote& a, const SegmentNote& b) { return a.before(b); });
+    if (it == notes.end() || it->updated_us != updated_us || it->uid_hi != uid_hi || it->uid_lo != uid_lo)
+        return -1;
+    return it - notes.begin();
+}
+
+// ---- blocks ----
+
+std::string encode_segment_block(const std::vector<SegmentPosting>& postings,
+                                 const std::vector<SegmentNote>& notes, SegmentBlockBounds& b) {
+    if (postings.empty()) throw std::invalid_argument("a segment block holds at least one posting");
+    b = SegmentBlockBounds{};
+    b.n = static_cast<long long>(postings.size());
+    b.first = postings.front().ordinal;
+    b.last = postings.back().ordinal;
+    b.min_title_len = b.min_body_len = std::numeric_limits<long long>::max();
+    for (std::size_t i = 0; i < postings.size(); ++i) {
+        const SegmentPosting& p = postings[i];
+        if (p.ordinal < 0 || p.ordinal >= static_cast<long long>(notes.size()) ||
+            (i > 0 && p.ordinal <= postings[i - 1].ordinal))
+            throw std::invalid_argument("segment block ordinals must ascend within the notes");
+        const SegmentNote& n = notes[static_cast<std::size_t>(p.ordinal)];
+        b.max_title_tf = std::max(b.max_title_tf, p.title_tf);
+        b.max_body_tf = std::max(b.max_body_tf, p.body_tf);
+        b.min_title_len = std::min(b.min_title_len, n.title_len);
+        b.min_body_len = std::min(b.min_body_len, n.body_len);
+    }
+    std::string out(1, kSegmentBlockFormat);
+    out.reserve(16 + postings.size() * 8);
+    put_varint(out, static_cast<unsigned long long>(b.n));
+    put_varint(out, static_cast<unsigned long long>(b.first));
+    put_varint(out, static_cast<unsigned long long>(b.last - b.first));
+    for (long long v : {b.max_title_tf, b.max_body_tf, b.min_title_len, b.min_body_len})
+        put_varint(out, count_value(v));
+    long long prev = b.first;
+    for (const SegmentPosting& p : postings) {
+        put_varint(out, static_cast<unsigned long long>(p.ordinal - prev));
+        prev = p.ordinal;
+        put_varint(out, count_value(p.title_tf));
+        put_varint(out, count_value(p.body_tf));
+        put_varint(out, p.pos.size());
+        out.append(p.pos.data(), p.pos.size());
+    }
+    return out;
+}
+
+namespace {
+
+bool read_header(BlockReader& r, SegmentBlockBounds& b) {
+    unsigned long long n = 0, first = 0, span = 0;
+    if (!r.varint(n) || !r.varint(first) || !r.varint(span) || n == 0 || n > kSegmentBlockPostings ||
+        first > kMaxCount || span > kMaxCount)
+        return false;
+    b.n = static_cast<long long>(n);
+    b.first = static_cast<long long>(first);
+    b.last = b.first + static_cast<long long>(span);
+    return read_count(r, b.max_title_tf) && read_count(r, b.max_body_tf) &&
+           read_count(r, b.min_title_len) && read_count(r, b.min_body_len);
+}
+
+}  // namespace
+
+bool read_block_bounds(std::string_view data, SegmentBlockBounds& bounds) {
+    if (data.empty() || data[0] != kSegmentBlockFormat) return false;
+    BlockReader r(data.substr(1));
+    return read_header(r, bounds);
+}
+
+bool each_segment_posting(std::string_view data, long long notes,
+                          const std::function<bool(const SegmentPosting&)>& fn) {
+    if (data.empty() || data[0] != kSegmentBlockFormat) return false;
+    BlockReader r(data.substr(1));
+    SegmentBlockBounds b;
+    if (!read_header(r, b) || b.last >= notes) return false;
+    SegmentPosting p;
+    p.ordinal = b.first;
+    for (long long i = 0; i < b.n; ++i) {
+        unsigned long long gap = 0, len = 0;
+        if (!r.varint(gap) || gap > kMaxCount || (i > 0 && gap == 0) || (i == 0 && gap != 0) ||
+            !read_count(r, p.title_tf) || !read_count(r, p.body_tf) || !r.varint(len) ||
+            !r.bytes(static_cast<std::size_t>(len), p.pos))
+            return false;
+        p.ordinal += static_cast<long long>(gap);
+        if (p.ordinal > b.last || (i == b.n - 1 && p.ordinal != b.last)) return false;
+        if (!fn(p)) return true;
+    }
+    return r.done();
+}
+
+bool decode_segment_block(std::string_view data, const std::vector<SegmentNote>& notes,
+                          const LiveDocs& live, bool with_positions, std::vector<TermPosting>& out) {
+    const std::size_t before = out.size();
+    const bool ok = each_segment_posting(data, static_cast<long long>(notes.size()), [&](const SegmentPosting& p) {
+        if (!live.live(p.ordinal)) return true;
+        const SegmentNote& n = notes[static_cast<std::size_t>(p.ordinal)];
+        out.push_back(TermPosting{n.uid_hi, n.uid_lo, n.updated_us, static_cast<int>(p.title_tf),
+                                  static_cast<int>(p.body_tf), static_cast<int>(n.title_len),
+                                  static_cast<int>(n.body_len),
+                                  with_positions ? std::string(p.pos) : std::string()});
+        return true;
+    });
+    if (!ok) out.resize(before);
+    return ok;
+}
+
+// ---- live notes ----
+
+bool LiveDocs::decode(std::string_view data, long long notes, LiveDocs& out) {
+    if (notes < 0 || data.size() != static_cast<std::size_t>((notes + 7) / 8)) return false;
+    out = LiveDocs(notes);
+    for (long long i = 0; i < notes; ++i)
+        if (static_cast<unsigned char>(data[static_cast<std::size_t>(i >> 3)]) >> (i & 7) & 1) out.remove(i);
+    // bits past the last note must be clear, so one live set has one encoding
+    return notes % 8 == 0 || (static_cast<unsigned char>(data.back()) >> (notes % 8)) == 0;
+}
+
+bool LiveDocs::remove(long long ordinal) {
+    if (!live(ordinal)) return false;
+    dead_[static_cast<std::size_t>(ordinal >> 3)] =
+        static_cast<char>(dead_[static_cast<std::size_t>(ordinal >> 3)] | (1 << (ordinal & 7)));
+    ++dead_count_;
+    return true;
+}
+
+// ---- building ----
+
+void SegmentBuilder::add(const SegmentNote& note, std::vector<SegmentTerm> terms) {
+    auto [it, fresh] = by_uuid_.try_emplace({note.uid_hi, note.uid_lo}, notes_.size());
+    if (!fresh) {  // the batch's last version of a note wins
+        dropped_[it->second] = true;
+        ++replaced_;
+        it->second = notes_.size();
+    }
+    notes_.push_back(note);
+    dropped_.push_back(false);
+    for (SegmentTerm& t : terms) entries_.push_back(Entry{std::move(t), notes_.size() - 1});
+}
+
+std::string SegmentBuilder::finish(const BlockSink& sink) {
+    std::vector<std::size_t> order;  // live notes_ indexes in candidate order
+    for (std::size_t i = 0; i < notes_.size(); ++i)
+        if (!dropped_[i]) order.push_back(i);
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return notes_[a].before(notes_[b]); });
+    std::vector<long long> ordinal(notes_.size(), -1);
+    std::vector<SegmentNote> sorted;
+    sorted.reserve(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        ordinal[order[i]] = static_cast<long long>(i);
+        sorted.push_back(notes_[order[i]]);
+    }
+    entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                  [&](const Entry& e) { return dropped_[e.note]; }),
+                   entries_.end());
+    std::sort(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
+        if (int c = a.t.term.compare(b.t.term)) return c < 0;
+        return ordinal[a.note] < ordinal[b.note];
+    });
+    std::vector<SegmentPosting> postings;
+    for (std::size_t i = 0; i < entries_.size();) {
+        std::size_t j = i;
+        postings.clear();
+        for (; j < entries_.size() && entries_[j].t.term == entries_[i].t.term; ++j) {
+            if (!postings.empty() && postings.back().ordinal == ordinal[entries_[j].note])
+                throw std::invalid_argument("a segment note lists a term twice");
+            postings.push_back(SegmentPosting{ordinal[entries_[j].note], entries_[j].t.title_tf,
+                                              entries_[j].t.body_tf, entries_[j].t.pos});
+        }
+        emit_term(entries_[i].t.term, postings, sorted, sink);
+        i = j;
+    }
+    std::string out = encode_segment_notes(sorted);
+    *this = SegmentBuilder();
+    return out;
+}
+
+// ---- merging ----
+
+namespace {
+
+// Appends one input block's live postings with their ordinals in the merged segment.
+void merge_block(const SegmentInput& in, const std::string& data, const std::vector<long long>& to,
+                 std::vector<SegmentPosting>& out) {
+    const bool ok = each_segment_posting(data, static_cast<long long>(in.notes.size()), [&](const SegmentPosting& p) {
+        if (in.live.live(p.ordinal)) out.push_back(SegmentPosting{to[static_cast<std::size_t>(p.ordinal)], p.title_tf, p.body_tf, p.pos});
+        return true;
+    });
+    if (!ok) throw std::runtime_error("malformed segment block in a merge");
+}
+
+}  // namespace
+
+std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockSink& sink) {
+    // The merged notes table: every input's live notes in candidate order.
+    std::vector<std::pair<std::size_t, std::size_t>> all;  // (input, ordinal)
+    for (std::size_t s = 0; s < inputs.size(); ++s)
+        for (std::size_t i = 0; i < inputs[s].notes.size(); ++i)
+            if (inputs[s].live.live(static_cast<long long>(i))) all.emplace_back(s, i);
+    auto note = [&](const std::pair<std::size_t, std::size_t>& x) -> const SegmentNote& {
+        return inputs[x.first].notes[x.second];
+    };
+    std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return note(a).before(note(b)); });
+    std::vector<SegmentNote> merged;
+    merged.reserve(all.size());
+    std::vector<std::vector<long long>> to(inputs.size());
+    for (std::size_t s = 0; s < inputs.size(); ++s) to[s].assign(inputs[s].notes.size(), -1);
+    for (const auto& x : all) {
+        if (!merged.empty() && !merged.back().before(note(x)))
+            throw std::runtime_error("a note is live in two merged segments");
+        to[x.first][x.second] = static_cast<long long>(merged.size());
+        merged.push_back(note(x));
+    }
+    // Terms in order across the inputs: each term's blocks from every input, re-blocked.
+    std::vector<std::size_t> at(inputs.size(), 0);
+    std::vector<SegmentPosting> postings;
+    for (;;) {
+        const std::string* term = nullptr;
+        for (std::size_t s = 0; s < inputs.size(); ++s)
+            if (at[s] < inputs[s].blocks.size() && (!term || inputs[s].blocks[at[s]].first < *term))
+                term = &inputs[s].blocks[at[s]].first;
+        if (!term) break;
+        const std::string t = *term;
+        postings.clear();
+        for (std::size_t s = 0; s < inputs.size(); ++s)
+            for (; at[s] < inputs[s].blocks.size() && inputs[s].blocks[at[s]].first == t; ++at[s])
+                merge_block(inputs[s], inputs[s].blocks[at[s]].second, to[s], postings);
+        std::sort(postings.begin(), postings.end(),
+                  [](const SegmentPosting& a, const SegmentPosting& b) { return a.ordinal < b.ordinal; });
+        if (!postings.empty()) emit_term(t, postings, merged, sink);
+    }
+    return encode_segment_notes(merged);
+}
+
+}  // namespace notesd

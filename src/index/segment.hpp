@@ -1,0 +1,155 @@
+// Index segments (issue 19, design section 5.1): the postings of a batch of notes built in
+// memory, sorted, and written once per term as compressed blocks, instead of a B-tree insert
+// per posting. Pure format: storage (a blob per block in a table, the same on every backend)
+// lives in src/store/.
+//
+// A segment holds
+//  - its notes (the "doc table"): each note's candidate key (updated_us, uuid halves), the
+//    filter columns (created_us, flags) and BM25F's field lengths, once per note, in candidate
+//    order (updated_us desc, uid_hi desc, uid_lo desc); a note's index there is its ordinal;
+//  - per term, blocks of up to kSegmentBlockPostings postings in ordinal order: delta-coded
+//    ordinals, the title and body counts, the positions (positions.hpp's text), and per-block
+//    bounds (ordinal range, largest counts, shortest fields) so a reader can skip a block by
+//    time window (the ordinals' notes) or by its best possible score;
+//  - its live notes (LiveDocs): a deleted or rewritten note is marked dead at once, so reads
+//    stay exact until a merge drops it.
+// Reading a term's blocks in order gives its postings in candidate order, as the postings rows'
+// primary key does; several segments merge by the same key.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/model.hpp"
+
+namespace notesd {
+
+constexpr std::size_t kSegmentBlockPostings = 128;  ///< postings per block at most
+
+/// One note of a segment.
+struct SegmentNote {
+    long long updated_us = 0, uid_hi = 0, uid_lo = 0;  ///< the candidate key
+    long long created_us = 0, flags = 0;
+    long long title_len = 0, body_len = 0;
+    /// Candidate order: newest first, ties by uuid descending (the postings rows' order).
+    bool before(const SegmentNote& o) const {
+        if (updated_us != o.updated_us) return updated_us > o.updated_us;
+        return uid_hi != o.uid_hi ? uid_hi > o.uid_hi : uid_lo > o.uid_lo;
+    }
+};
+
+/// What a block says about itself without decoding its postings.
+struct SegmentBlockBounds {
+    long long n = 0;                    ///< postings
+    long long first = 0, last = 0;      ///< ordinals of the first and last posting
+    long long max_title_tf = 0, max_body_tf = 0;
+    long long min_title_len = 0, min_body_len = 0;
+};
+
+/// One block of one term.
+struct SegmentBlock {
+    std::string term;
+    SegmentBlockBounds bounds;
+    std::string data;  ///< encode format; its header repeats the bounds
+};
+
+/// One distinct term of a note with its counts and positions (positions.hpp's text).
+struct SegmentTerm {
+    std::string term;
+    long long title_tf = 0, body_tf = 0;
+    std::string pos;
+};
+
+/// Receives a segment's blocks in term order (bytewise), each term's in ordinal order.
+using BlockSink = std::function<void(SegmentBlock&&)>;
+
+/// Builds one segment from notes and their terms, in any order. A note added twice (same uuid)
+/// keeps its last version. Memory: the batch's postings.
+class SegmentBuilder {
+public:
+    /// Adds (or replaces) a note; terms are its distinct terms with their counts and positions.
+    void add(const SegmentNote& note, std::vector<SegmentTerm> terms);
+    std::size_t notes() const { return notes_.size() - replaced_; }
+    bool empty() const { return notes() == 0; }
+    /// The notes table (encode_segment_notes of the live notes in candidate order); the blocks
+    /// go to `sink`. The builder is empty afterwards.
+    std::string finish(const BlockSink& sink);
+
+private:
+    struct Entry {
+        SegmentTerm t;
+        std::size_t note = 0;  // index into notes_
+    };
+    std::vector<SegmentNote> notes_;
+    std::vector<bool> dropped_;  // notes_ entries replaced by a later version
+    std::vector<Entry> entries_;
+    std::map<std::pair<long long, long long>, std::size_t> by_uuid_;  // uuid halves -> notes_
+    std::size_t replaced_ = 0;
+};
+
+/// The notes table: a format byte, the count, then per note (in candidate order) the time as a
+/// gap from the previous one, both uuid halves raw, created and flags, the two lengths.
+std::string encode_segment_notes(const std::vector<SegmentNote>& notes);
+/// False when malformed or not in candidate order (out is then unspecified).
+bool decode_segment_notes(std::string_view data, std::vector<SegmentNote>& out);
+
+/// Encodes one block; postings are (ordinal, title_tf, body_tf, pos) in ascending ordinals.
+struct SegmentPosting {
+    long long ordinal = 0, title_tf = 0, body_tf = 0;
+    std::string_view pos;
+};
+std::string encode_segment_block(const std::vector<SegmentPosting>& postings,
+                                 const std::vector<SegmentNote>& notes, SegmentBlockBounds& bounds);
+/// The bounds in a block's header; false when malformed.
+bool read_block_bounds(std::string_view data, SegmentBlockBounds& bounds);
+/// Calls fn(posting) for each posting of the block in order (pos a view into data); fn returns
+/// false to stop. False when the data is malformed or names an ordinal beyond `notes`.
+bool each_segment_posting(std::string_view data, long long notes,
+                          const std::function<bool(const SegmentPosting&)>& fn);
+/// Appends the block's postings of live notes as TermPostings (positions only when asked), in
+/// candidate order; false when malformed (out is then left as it was).
+class LiveDocs;
+bool decode_segment_block(std::string_view data, const std::vector<SegmentNote>& notes,
+                          const LiveDocs& live, bool with_positions, std::vector<TermPosting>& out);
+
+/// Which notes of a segment are live. Encoded as a bitmap of the dead ones (bit i: ordinal i).
+class LiveDocs {
+public:
+    explicit LiveDocs(long long notes = 0) : notes_(notes), dead_(static_cast<std::size_t>((notes + 7) / 8)) {}
+    /// False when data does not fit a segment of `notes` notes.
+    static bool decode(std::string_view data, long long notes, LiveDocs& out);
+    std::string encode() const { return std::string(dead_.begin(), dead_.end()); }
+    bool live(long long ordinal) const {
+        return ordinal >= 0 && ordinal < notes_ &&
+               !(static_cast<unsigned char>(dead_[static_cast<std::size_t>(ordinal >> 3)]) >> (ordinal & 7) & 1);
+    }
+    /// Marks a note dead; false when it already was (or is out of range).
+    bool remove(long long ordinal);
+    long long notes() const { return notes_; }
+    long long live_count() const { return notes_ - dead_count_; }
+
+private:
+    long long notes_ = 0, dead_count_ = 0;
+    std::vector<char> dead_;
+};
+
+/// The ordinal of the note with this key in the notes table (candidate order), or -1.
+long long find_ordinal(const std::vector<SegmentNote>& notes, long long updated_us, long long uid_hi,
+                       long long uid_lo);
+
+/// One input of a merge: a segment's notes, its live set and its blocks in term order.
+struct SegmentInput {
+    std::vector<SegmentNote> notes;
+    LiveDocs live;
+    std::vector<std::pair<std::string, std::string>> blocks;  ///< (term, data), term-ordered
+};
+
+/// Merges segments into one holding exactly their live notes and postings: the notes table
+/// is returned, the blocks go to `sink` term by term (memory: the notes and one term's
+/// postings). Throws std::runtime_error on a malformed input block.
+std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockSink& sink);
+
+}  // namespace notesd
