@@ -10,6 +10,13 @@
 #include "store/store.hpp"
 
 namespace notesd {
+namespace {
+
+// Retry-After of a fault an operator has to end (a full disk, a read-only or unopenable file):
+// clients need not come back every second meanwhile.
+constexpr int kRetryAfterOperatorFaultS = 5;
+
+}  // namespace
 
 App::App(const Config& cfg)
     : cfg_(cfg), cursors_(std::make_unique<CursorCodec>(effective_secret(cfg))) {}
@@ -22,19 +29,12 @@ void App::after_response() noexcept {
 
 Store& App::store() {
     if (!store_) {
-        try {
-            std::unique_ptr<Store> s =
-                open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
-            s->defer_housekeeping();  // the worker calls after_response between requests
-            store_ = std::move(s);
-        } catch (const StoreUnavailable&) {
-            throw;
-        } catch (const std::exception& e) {
-            // The connection string was parsed at start-up (server/config_check.cpp), so a
-            // failure here is the database's: unreachable, or refusing us. The store's
-            // messages carry no SQL or bound values.
-            throw StoreUnavailable(std::string("the database cannot be opened: ") + e.what());
-        }
+        // A database that cannot be reached or opened is a StoreUnavailable: no store yet,
+        // and the next request tries again.
+        std::unique_ptr<Store> s =
+            open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
+        s->defer_housekeeping();  // the worker calls after_response between requests
+        store_ = std::move(s);
     }
     return *store_;
 }
@@ -66,10 +66,15 @@ HttpResponse App::handle(const HttpRequest& req) {
         r.endpoint = endpoint;
         return r;
     } catch (const StoreUnavailable& e) {
-        log_event(LogLevel::warn, req.request_id, "database unavailable", {{"detail", e.what()}});
-        store_.reset();  // reconnect and rebuild prepared statements on the next request
-        HttpResponse r = render_error(unavailable("the database is unavailable; retry shortly", 1),
-                                      req.request_id);
+        // The store has classified the fault and opens a new connection itself where the
+        // fault needs one (store/fault.hpp): the worker recovers once the fault is gone. What()
+        // holds no SQL or bound values.
+        log_event(LogLevel::warn, req.request_id, "database unavailable",
+                  {{"fault", fault_name(e.fault())}, {"detail", e.what()}});
+        const int retry_after_s = passes_by_itself(e.fault()) ? 1 : kRetryAfterOperatorFaultS;
+        HttpResponse r = render_error(
+            unavailable("the database is unavailable; retry shortly", retry_after_s),
+            req.request_id);
         r.user_id = user_id;
         r.endpoint = endpoint;
         return r;

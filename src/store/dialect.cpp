@@ -160,17 +160,21 @@ public:
         return "SELECT CAST(COUNT(*) AS BIGINT) FROM sqlite_master WHERE type = 'table' AND "
                "name = :name";
     }
-    ErrorClass classify(const soci::soci_error& e) const override {
+    // By the primary code (the low byte), so that every extended code counts.
+    std::optional<StoreFault> fault_of(const soci::soci_error& e) const override {
         const auto* s = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
-        if (!s) return ErrorClass::Other;
+        if (!s) return std::nullopt;
         switch (s->result() & 0xff) {
-            case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_IOERR: case SQLITE_FULL:
-            case SQLITE_CANTOPEN: case SQLITE_PROTOCOL: case SQLITE_NOMEM:
-                return ErrorClass::Unavailable;
-            case SQLITE_CONSTRAINT:
-                return ErrorClass::Constraint;
-            default:
-                return ErrorClass::Other;
+            // PROTOCOL: a WAL lock race that outlasted SQLite's own retries
+            case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_PROTOCOL: return StoreFault::Busy;
+            case SQLITE_FULL: return StoreFault::DiskFull;
+            // a file or directory that may not be written (the connection then has the file
+            // open read-only), or that was moved or replaced under it (READONLY_DBMOVED)
+            case SQLITE_READONLY: case SQLITE_PERM: return StoreFault::ReadOnly;
+            case SQLITE_IOERR: return StoreFault::IoError;
+            case SQLITE_CANTOPEN: return StoreFault::CannotOpen;
+            case SQLITE_NOMEM: return StoreFault::OutOfResources;
+            default: return std::nullopt;  // CORRUPT, NOTADB, misuse...: not the environment's
         }
     }
     // SQLite's messages name tables and columns, never values.
@@ -234,23 +238,33 @@ public:
         return "SELECT CAST(COUNT(*) AS SIGNED) FROM information_schema.tables WHERE "
                "table_schema = DATABASE() AND table_name = :name";
     }
-    ErrorClass classify(const soci::soci_error& e) const override {
+    // Server error numbers (mysqld_error.h) and the client library's (errmsg.h, 2xxx).
+    std::optional<StoreFault> fault_of(const soci::soci_error& e) const override {
         const auto* m = dynamic_cast<const soci::mysql_soci_error*>(&e);
-        if (!m) return e.get_error_category() == soci::soci_error::connection_error
-                           ? ErrorClass::ConnectionLost : ErrorClass::Other;
+        if (!m) {
+            if (e.get_error_category() == soci::soci_error::connection_error)
+                return StoreFault::ConnectionLost;
+            return std::nullopt;
+        }
         switch (m->err_num_) {
-            // can't connect, server gone, lost during query, server shutting down, connection
-            // killed (MariaDB), disconnected for inactivity (MySQL 8)
+            // can't connect, server gone, lost during a query, server shutting down,
+            // connection killed (MariaDB), network errors, disconnected for inactivity (MySQL 8)
             case 2002: case 2003: case 2006: case 2013: case 2055: case 1053: case 1927:
-            case 4031:
-                return ErrorClass::ConnectionLost;
-            // too many connections, lock wait, deadlock, statement timeouts, interrupted
-            case 1040: case 1203: case 1205: case 1213: case 3024: case 1969: case 1317:
-                return ErrorClass::Unavailable;
-            case 1062: case 1451: case 1452:
-                return ErrorClass::Constraint;
-            default:
-                return ErrorClass::Other;
+            case 1158: case 1159: case 1160: case 1161: case 4031:
+                return StoreFault::ConnectionLost;
+            case 1205: case 1213: return StoreFault::Busy;  // lock wait timeout, deadlock
+            // max_statement_time (MariaDB), max_execution_time (MySQL 8), interrupted
+            case 1969: case 3024: case 1317: return StoreFault::Timeout;
+            case 1021: case 1114: return StoreFault::DiskFull;  // disk full, table full
+            // --read-only (and other options preventing a statement), read-only mode,
+            // read-only transaction, a table opened read-only
+            case 1290: case 1836: case 1792: case 1036: return StoreFault::ReadOnly;
+            // the storage engine's error (e.g. errno 28), reading or writing a file
+            case 1030: case 1024: case 1026: return StoreFault::IoError;
+            // too many connections (all, or the user's), out of memory
+            case 1040: case 1203: case 1037: case 1038: case 1041:
+                return StoreFault::OutOfResources;
+            default: return std::nullopt;
         }
     }
     // MySQL messages quote values ("Duplicate entry 'x'"): only the number is logged, but for
@@ -293,22 +307,31 @@ public:
         return "SELECT CAST(COUNT(*) AS BIGINT) FROM information_schema.tables WHERE "
                "table_schema = current_schema() AND table_name = :name";
     }
-    ErrorClass classify(const soci::soci_error& e) const override {
+    // SQLSTATE codes (PostgreSQL's Appendix A), by class where the whole class is one fault.
+    std::optional<StoreFault> fault_of(const soci::soci_error& e) const override {
         const auto* p = dynamic_cast<const soci::postgresql_soci_error*>(&e);
-        if (!p) return e.get_error_category() == soci::soci_error::connection_error ||
-                               failed_connect(e)
-                           ? ErrorClass::ConnectionLost : ErrorClass::Other;
+        if (!p) {
+            if (e.get_error_category() == soci::soci_error::connection_error || failed_connect(e))
+                return StoreFault::ConnectionLost;
+            return std::nullopt;
+        }
         const std::string st = p->sqlstate();
+        const std::string cls = st.substr(0, 2);
         // A result lost with the connection carries no SQLSTATE (SOCI reports blanks); 26000
-        // is a prepared statement the server no longer has (reconnected, or DISCARD ALL).
-        if (st.compare(0, 2, "08") == 0 || st == "57P01" || st == "57P02" || st == "57P03" ||
-            st == "26000" || st.find_first_not_of(std::string(" \0", 2)) == std::string::npos)
-            return ErrorClass::ConnectionLost;
-        if (st.compare(0, 2, "53") == 0 || st == "40001" || st == "40P01" || st == "55P03" ||
-            st == "57014")
-            return ErrorClass::Unavailable;
-        if (st.compare(0, 2, "23") == 0) return ErrorClass::Constraint;
-        return ErrorClass::Other;
+        // is a prepared statement the server no longer has (reconnected, or DISCARD ALL);
+        // 57P01-03 shutdown, crash, starting up; 57P05 and 25P03 idle-session timeouts.
+        if (cls == "08" || st == "57P01" || st == "57P02" || st == "57P03" || st == "57P05" ||
+            st == "25P03" || st == "26000" ||
+            st.find_first_not_of(std::string(" \0", 2)) == std::string::npos)
+            return StoreFault::ConnectionLost;
+        // serialization failure, deadlock, lock_timeout
+        if (st == "40001" || st == "40P01" || st == "55P03") return StoreFault::Busy;
+        if (st == "57014") return StoreFault::Timeout;  // statement_timeout (query_canceled)
+        if (st == "53100") return StoreFault::DiskFull;
+        if (cls == "53") return StoreFault::OutOfResources;  // memory, connections, limits
+        if (st == "25006") return StoreFault::ReadOnly;  // hot standby, read-only transaction
+        if (cls == "58") return StoreFault::IoError;  // system errors: I/O, missing files
+        return std::nullopt;
     }
     // The first line only: a DETAIL line can quote row values. libpq's reason for a failed
     // connection (host, socket, user, database; never the password) is kept, on one line.

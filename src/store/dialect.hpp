@@ -2,8 +2,11 @@
 // tests the backend itself. Adding a backend means a Dialect body plus sql/<name>/ migrations.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "store/fault.hpp"
 
 namespace soci {
 class backend_factory;
@@ -39,14 +42,6 @@ std::string sqlite_snapshots_file(const DbTarget& t);
 /// Parses "sqlite3://db=/p timeout=5", "sqlite://...", a plain file path, "mysql://db=x user=y",
 /// "postgresql://dbname=x". `timeout=` is in seconds. Throws std::invalid_argument when malformed.
 DbTarget parse_connection_string(const std::string& conn);
-
-/// How the store reacts to a database error.
-enum class ErrorClass {
-    Unavailable,     // busy, locked, timed out, I/O: a 503, the session stays usable
-    ConnectionLost,  // a 503, and the session must be reconnected before the next use
-    Constraint,      // a unique or foreign-key violation
-    Other,
-};
 
 class Dialect {
 public:
@@ -91,7 +86,9 @@ public:
     /// Deletes at most `:lim` rows of the servers' snapshots table with expires_us <= `:now`,
     /// oldest first (SQLite keeps compact rows of its own: SociStore::purge_snapshots).
     virtual std::string delete_expired_snapshots() const;
-    virtual ErrorClass classify(const soci::soci_error& e) const = 0;
+    /// The environmental fault a database error reports (by the backend's native code), or
+    /// none: the error is the program's or the schema's (a 500), or a constraint violation.
+    virtual std::optional<StoreFault> fault_of(const soci::soci_error& e) const = 0;
     /// Error text without bound values or row data, fit for the log.
     virtual std::string describe(const soci::soci_error& e) const = 0;
 };

@@ -67,7 +67,7 @@ SqliteStmt& SqliteIndexStatements::commit_read() {
     return prepared_once(session, commit_read_, "COMMIT");
 }
 
-// The snapshots table (created by session_setup): ?1 id_hi, ?2 id, ?3 user, ?4 fingerprint,
+// The snapshots table (created by SqliteIndex::snapshots): ?1 id_hi, ?2 id, ?3 user, ?4 fingerprint,
 // ?5 created, ?6 expires, ?7 note ids (16 bytes each).
 SqliteStmt& SqliteIndexStatements::snapshot_insert() {
     return prepared_once(
@@ -105,24 +105,43 @@ void SqliteIndex::drop_statements() {
 }
 
 std::vector<std::string> SqliteIndex::session_setup(const DbTarget& t) {
+    snap_attached_ = snap_ready_ = false;  // a new connection
+    attach_sql_.clear();
     // A read-only database gets no snapshots file: it could not save a snapshot either.
     if (t.sqlite_readonly) return {};
     // No user data lives in the snapshots file: losing it only expires the open snapshots.
-    // Created here: ATTACH could not create it under `nocreate`.
-    const std::string file = sqlite_snapshots_file(t);
-    if (file != ":memory:") create_like(file, t.sqlite_file);
+    snapshots_file_ = sqlite_snapshots_file(t);
+    model_file_ = t.sqlite_file;
     std::string quoted;
-    for (char c : file) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    for (char c : snapshots_file_) quoted += c == '\'' ? std::string("''") : std::string(1, c);
     // Rows appended in creation order (seq), which is also the order purge_snapshots removes
-    // them in; ids as 16-byte blobs; found by the id's first 8 bytes as an integer.
-    return {"ATTACH DATABASE '" + quoted + "' AS snap",
-            "PRAGMA snap.journal_mode=WAL",
-            "PRAGMA snap.synchronous=" + t.sqlite_synchronous,
-            "CREATE TABLE IF NOT EXISTS snap.search_snapshots (seq INTEGER PRIMARY KEY, "
-            "id_hi INTEGER NOT NULL, id BLOB NOT NULL, user_id INTEGER NOT NULL, "
-            "fingerprint TEXT NOT NULL, created_us INTEGER NOT NULL, expires_us INTEGER "
-            "NOT NULL, note_ids BLOB NOT NULL)",
-            "CREATE INDEX IF NOT EXISTS snap.search_snapshots_by_id ON search_snapshots (id_hi)"};
+    // them in; ids as 16-byte blobs; found by the id's first 8 bytes as an integer. All but
+    // the ATTACH may run again after a failure.
+    attach_sql_ = {"ATTACH DATABASE '" + quoted + "' AS snap",
+                   "PRAGMA snap.journal_mode=WAL",
+                   "PRAGMA snap.synchronous=" + t.sqlite_synchronous,
+                   "CREATE TABLE IF NOT EXISTS snap.search_snapshots (seq INTEGER PRIMARY KEY, "
+                   "id_hi INTEGER NOT NULL, id BLOB NOT NULL, user_id INTEGER NOT NULL, "
+                   "fingerprint TEXT NOT NULL, created_us INTEGER NOT NULL, expires_us INTEGER "
+                   "NOT NULL, note_ids BLOB NOT NULL)",
+                   "CREATE INDEX IF NOT EXISTS snap.search_snapshots_by_id ON "
+                   "search_snapshots (id_hi)"};
+    return {};
+}
+
+SqliteIndexStatements& SqliteIndex::snapshots() {
+    if (snap_ready_) return own();
+    if (attach_sql_.empty())
+        throw std::runtime_error("a database opened readonly keeps no search snapshots");
+    if (!snap_attached_) {
+        // Created here: ATTACH could not create it under `nocreate`.
+        if (snapshots_file_ != ":memory:") create_like(snapshots_file_, model_file_);
+        session_ << attach_sql_.front();
+        snap_attached_ = true;
+    }
+    for (std::size_t i = 1; i < attach_sql_.size(); ++i) session_ << attach_sql_[i];
+    snap_ready_ = true;
+    return own();
 }
 
 // Deferred: the read lock is taken at the first read.
@@ -208,7 +227,7 @@ void SqliteIndex::save_snapshot(const SnapshotRecord& s) {
     ids.reserve(16 * s.note_ids.size());
     for (const std::string& n : s.note_ids)
         if (!append_uuid_bytes(ids, n)) throw std::invalid_argument("snapshot note id is not a uuid");
-    SqliteStmt& st = own().snapshot_insert();
+    SqliteStmt& st = snapshots().snapshot_insert();
     st.bind(1, high_half(id)).bind_blob(2, id).bind(3, s.user_id).bind(4, s.fingerprint);
     st.bind(5, s.created_us).bind(6, s.expires_us).bind_blob(7, ids);
     st.run();
@@ -218,7 +237,7 @@ std::optional<SnapshotRecord> SqliteIndex::find_snapshot(long long user_id, cons
                                                          long long now_us) {
     std::string key;
     if (!append_uuid_bytes(key, id)) return std::nullopt;
-    SqliteStmt& st = own().snapshot_find();
+    SqliteStmt& st = snapshots().snapshot_find();
     st.bind(1, high_half(key)).bind(2, user_id).bind(3, now_us);
     std::optional<SnapshotRecord> out;
     while (st.step()) {
@@ -238,7 +257,7 @@ std::optional<SnapshotRecord> SqliteIndex::find_snapshot(long long user_id, cons
 }
 
 int SqliteIndex::purge_snapshots(long long now_us, int max_rows) {
-    SqliteStmt& st = own().snapshot_purge();
+    SqliteStmt& st = snapshots().snapshot_purge();
     st.bind(1, now_us).bind(2, static_cast<long long>(max_rows));
     st.run();
     return st.changes();

@@ -49,8 +49,10 @@ public:
                                                 long long now_us) override;
     int purge_snapshots(long long now_us, int max_rows) override;
 
-    /// Creates the snapshots file when missing and attaches it with its table.
+    /// Runs nothing: notes where the snapshots file is, which snapshots() attaches.
     std::vector<std::string> session_setup(const DbTarget& t) override;
+    /// Attaches the snapshots file (schema 007 drops a table there).
+    void before_migration() override { snapshots(); }
     void drop_statements() override;
     bool has_read_views() const override { return true; }
     void begin_read_view() override;
@@ -67,7 +69,17 @@ protected:
 
 private:
     SqliteIndexStatements& own();
+    /// own(), after attaching the snapshots file as `snap` (created when missing, with its
+    /// table) at a connection's first snapshot read or write, and again after a failure: a
+    /// snapshots file that cannot be opened or written fails searches only, never the lists,
+    /// and a new connection (SociStore opens one after such a fault) attaches it again.
+    SqliteIndexStatements& snapshots();
     std::unique_ptr<SqliteIndexStatements> own_;
+    std::vector<std::string> attach_sql_;  ///< ATTACH, then its setup; empty: no snapshots file
+    std::string snapshots_file_;
+    std::string model_file_;  ///< the main file, whose owner and mode a new snapshots file gets
+    bool snap_attached_ = false;  ///< ATTACH done on this connection
+    bool snap_ready_ = false;     ///< and the setup after it
 };
 
 }  // namespace notesd::detail

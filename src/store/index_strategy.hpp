@@ -62,6 +62,9 @@ class IndexStrategy : public SearchIndex, public SearchSnapshots, public HitRead
 public:
     /// Statements run after the dialect's on every new or reconnected session.
     virtual std::vector<std::string> session_setup(const DbTarget&) { return {}; }
+    /// Before the schema migrations run, outside their transactions: what the migration
+    /// scripts may name must be there (SQLite: the attached snapshots file, `snap`).
+    virtual void before_migration() {}
     /// Forgets every prepared statement (after a database error, before any reconnect, and
     /// before a migration changes the schema).
     virtual void drop_statements() = 0;

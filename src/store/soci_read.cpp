@@ -189,7 +189,7 @@ ReadStatements& SociStore::reads() {
 }
 
 std::optional<Principal> SociStore::find_token(const std::string& token_hash) {
-    return guarded("find_token", [&]() -> std::optional<Principal> {
+    return reading("find_token", [&]() -> std::optional<Principal> {
         ReadStatements& r = reads();
         r.token_hash = token_hash;
         if (!fetch_one(r.find_token)) return std::nullopt;
@@ -210,7 +210,7 @@ long long SociStore::find_collection(long long user_id, const std::string& uuid,
 }
 
 long long SociStore::count_notes(long long user_id, const NoteFilter& f) {
-    return guarded("count_notes", [&]() -> long long {
+    return reading("count_notes", [&]() -> long long {
         ReadStatements& r = reads();
         const bool plain = unfiltered(f.created) && unfiltered(f.updated) && f.flags_any == 0;
         long long collection = 0;
@@ -232,7 +232,7 @@ std::vector<NoteItem> SociStore::list_notes(long long user_id, const NoteFilter&
                                             const std::optional<PageKey>& after, int limit,
                                             bool with_content) {
     if (limit <= 0) return {};
-    return guarded("list_notes", [&] {
+    return reading("list_notes", [&] {
         std::vector<NoteItem> out;
         ReadStatements& r = reads();
         long long collection = 0;
@@ -254,7 +254,7 @@ std::vector<NoteItem> SociStore::list_notes(long long user_id, const NoteFilter&
 }
 
 long long SociStore::count_collections(long long user_id, const CollectionFilter& f) {
-    return guarded("count_collections", [&]() -> long long {
+    return reading("count_collections", [&]() -> long long {
         ReadStatements& r = reads();
         if (unfiltered(f.created) && unfiltered(f.updated)) {
             r.user_id = user_id;
@@ -270,7 +270,7 @@ std::vector<CollectionItem> SociStore::list_collections(long long user_id,
                                                         const std::optional<PageKey>& after,
                                                         int limit) {
     if (limit <= 0) return {};
-    return guarded("list_collections", [&] {
+    return reading("list_collections", [&] {
         ReadStatements& r = reads();
         detail::CollectionListParams& p = r.collection_params;
         set_collection_params(p, user_id, f);

@@ -8,12 +8,12 @@
 namespace notesd {
 
 SearchCorpus SociStore::search_corpus(long long user_id) {
-    return guarded("search_corpus", [&] { return index_->search_corpus(user_id); });
+    return reading("search_corpus", [&] { return index_->search_corpus(user_id); });
 }
 
 std::vector<long long> SociStore::term_dfs(long long user_id,
                                            const std::vector<std::string>& terms) {
-    return guarded("term_dfs", [&] { return index_->term_dfs(user_id, terms); });
+    return reading("term_dfs", [&] { return index_->term_dfs(user_id, terms); });
 }
 
 std::vector<std::pair<std::string, long long>> SociStore::prefix_terms(long long user_id,
@@ -21,14 +21,14 @@ std::vector<std::pair<std::string, long long>> SociStore::prefix_terms(long long
                                                                        int limit) {
     // Stored terms are whole UTF-8 code points, and so must a prefix be to match one.
     if (limit <= 0 || !valid_utf8(prefix)) return {};
-    return guarded("prefix_terms", [&] { return index_->prefix_terms(user_id, prefix, limit); });
+    return reading("prefix_terms", [&] { return index_->prefix_terms(user_id, prefix, limit); });
 }
 
 std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::string& term,
                                                   const SearchFilter& f, int limit,
                                                   bool with_positions) {
     if (limit <= 0 || !valid_utf8(term)) return {};
-    return guarded("term_postings", [&] {
+    return reading("term_postings", [&] {
         return index_->term_postings(user_id, term, f, limit, with_positions);
     });
 }
@@ -38,18 +38,18 @@ std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::st
     if (notes.empty() || !valid_utf8(term)) return {};
     if (notes.size() > kPostingsAtMax)
         throw std::invalid_argument("postings_at takes at most kPostingsAtMax notes");
-    return guarded("postings_at", [&] { return index_->postings_at(user_id, term, notes); });
+    return reading("postings_at", [&] { return index_->postings_at(user_id, term, notes); });
 }
 
 std::vector<IndexedNote> SociStore::indexed_notes(long long user_id,
                                                   const std::vector<std::string>& ids) {
-    return guarded("indexed_notes", [&] { return index_->indexed_notes(user_id, ids); });
+    return reading("indexed_notes", [&] { return index_->indexed_notes(user_id, ids); });
 }
 
 std::vector<SearchHit> SociStore::notes_by_ids(long long user_id,
                                                const std::vector<std::string>& ids,
                                                bool with_content) {
-    return guarded("notes_by_ids",
+    return reading("notes_by_ids",
                    [&] { return index_->notes_by_ids(user_id, ids, with_content); });
 }
 
@@ -59,7 +59,7 @@ void SociStore::save_snapshot(const SnapshotRecord& s) {
 
 std::optional<SnapshotRecord> SociStore::find_snapshot(long long user_id, const std::string& id,
                                                        long long now_us) {
-    return guarded("find_snapshot", [&] { return index_->find_snapshot(user_id, id, now_us); });
+    return reading("find_snapshot", [&] { return index_->find_snapshot(user_id, id, now_us); });
 }
 
 int SociStore::purge_snapshots(long long now_us, int max_rows) {

@@ -1,6 +1,7 @@
 #include "store/soci_store.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "store/index_rows.hpp"
@@ -87,7 +88,15 @@ SociStore::SociStore(DbTarget target)
           [this](long long user_id, const std::string& uuid, long long* note_count) {
               return find_collection(user_id, uuid, note_count);
           })) {
-    guarded("open", [&] { connect(); });
+    try {
+        guarded("open", [&] { connect(); });
+    } catch (const StoreUnavailable&) {
+        throw;
+    } catch (const std::runtime_error& e) {
+        // Refused (a password, a database that does not exist) or failed in its set-up: the
+        // database's state, not this program's, and safe to log (describe() has no values).
+        throw StoreUnavailable(StoreFault::CannotOpen, std::string("cannot_open: ") + e.what());
+    }
 }
 
 SociStore::~SociStore() = default;
@@ -95,6 +104,27 @@ SociStore::~SociStore() = default;
 void SociStore::connect() {
     sql_.open(dialect_->factory(), target_.soci_params);
     setup_session();
+}
+
+void SociStore::reconnect() {
+    sql_.reconnect();
+    setup_session();
+    lost_ = false;
+}
+
+bool SociStore::recover(const char* op, const soci::soci_error& e, bool may_replay) {
+    // Statements belong to the connection that failed; they go before any reconnect.
+    drop_statements();
+    // Never what(): SOCI appends the statement and its bound values to it.
+    const std::string detail = std::string(op) + " (" + dialect_->describe(e) + ")";
+    const bool was_lost = lost_;  // the error came from reconnecting
+    std::optional<StoreFault> fault = dialect_->fault_of(e);
+    // A failed reconnect is a lost connection, whatever else the client library says.
+    if (!fault && was_lost) fault = StoreFault::ConnectionLost;
+    if (!fault) throw std::runtime_error("database error during " + detail);
+    if (needs_new_connection(*fault)) lost_ = true;
+    if (may_replay && *fault == StoreFault::ConnectionLost && !was_lost && !reading_) return true;
+    throw StoreUnavailable(*fault, std::string(fault_name(*fault)) + " during " + detail);
 }
 
 void SociStore::setup_session() {
@@ -155,6 +185,7 @@ void SociStore::migrate() {
     guarded("migrate", [&] {
         // Statements prepared against the old schema must not outlive it (PostgreSQL plans).
         drop_statements();
+        index_->before_migration();
         // Building an index on a large table may take longer than any request may.
         for (const std::string& s : dialect_->wait_limits(0)) sql_ << s;
         sql_ << "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
@@ -196,7 +227,7 @@ void SociStore::after_migration(int version) {
 }
 
 int SociStore::schema_version() {
-    return guarded("schema_version", [&]() -> int {
+    return reading("schema_version", [&]() -> int {
         if (!table_exists("schema_migrations")) return 0;
         long long v = 0;
         sql_ << "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", soci::into(v);
@@ -224,7 +255,7 @@ long long SociStore::add_user(const std::string& name, long long now_us) {
 }
 
 std::optional<UserInfo> SociStore::find_user(const std::string& name_or_id) {
-    return guarded("find_user", [&]() -> std::optional<UserInfo> {
+    return reading("find_user", [&]() -> std::optional<UserInfo> {
         UserInfo u;
         const std::string cols = "SELECT id, name, created_us, note_count, collection_count "
                                  "FROM users WHERE ";
@@ -244,7 +275,7 @@ std::optional<UserInfo> SociStore::find_user(const std::string& name_or_id) {
 }
 
 std::vector<UserInfo> SociStore::list_users() {
-    return guarded("list_users", [&] {
+    return reading("list_users", [&] {
         std::vector<UserInfo> out;
         UserInfo u;
         soci::statement st = Prep(sql_, "SELECT id, name, created_us, note_count, "
@@ -286,7 +317,7 @@ long long SociStore::add_token(long long user_id, const std::string& token_hash,
 }
 
 std::vector<TokenInfo> SociStore::list_tokens(long long user_id) {
-    return guarded("list_tokens", [&] {
+    return reading("list_tokens", [&] {
         std::vector<TokenInfo> out;
         TokenInfo t;
         long long revoked = 0;

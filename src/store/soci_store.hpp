@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "store/dialect.hpp"
 #include "store/index_strategy.hpp"
@@ -88,9 +89,24 @@ public:
     const Dialect& dialect() const { return *dialect_; }
 
 private:
-    // Runs f on a ready session; converts SOCI errors to StoreUnavailable or a safe message.
+    /// Whether guarded may run a call once more after its connection turned out lost.
+    enum class Replay { never, reads };
+    // Runs f on a ready session (reconnected first when a fault left it unusable). A SOCI error
+    // becomes StoreUnavailable (an environmental fault, Dialect::fault_of) or a runtime_error
+    // with a safe message. A read (Replay::reads) whose connection was found dead, say ended by
+    // a server restart or an idle timeout since the last request, runs once more on a new
+    // connection; a write is never replayed (it may have committed).
     template <class F>
-    auto guarded(const char* op, F&& f) -> decltype(f());
+    auto guarded(const char* op, F&& f, Replay replay = Replay::never) -> decltype(f());
+    /// guarded for a call that only reads, which may be replayed.
+    template <class F>
+    auto reading(const char* op, F&& f) -> decltype(f()) {
+        return guarded(op, std::forward<F>(f), Replay::reads);
+    }
+    /// After f failed with e: forgets the statements and notes whether the connection must be
+    /// opened afresh; returns true when f may run once more (may_replay), else throws.
+    bool recover(const char* op, const soci::soci_error& e, bool may_replay);
+    void reconnect();
     void connect();
     /// The dialect's session statements and, on SQLite, the connection's tuning (after every
     /// connect and reconnect).
@@ -136,26 +152,15 @@ private:
 };
 
 template <class F>
-auto SociStore::guarded(const char* op, F&& f) -> decltype(f()) {
-    try {
-        if (lost_) {
-            sql_.reconnect();
-            setup_session();
-            lost_ = false;
+auto SociStore::guarded(const char* op, F&& f, Replay replay) -> decltype(f()) {
+    for (bool replayed = false;; replayed = true) {
+        try {
+            if (lost_) reconnect();
+            return f();
+        } catch (const soci::soci_error& e) {
+            recover(op, e, replay == Replay::reads && !replayed);
         }
-        return f();
-    } catch (const soci::soci_error& e) {
-        // Never what(): SOCI appends the statement and its bound values to it.
-        drop_statements();
-        // A failed reconnect is still a lost connection, whatever error the client reports.
-        const ErrorClass c = lost_ ? ErrorClass::ConnectionLost : dialect_->classify(e);
-        const std::string detail = std::string(op) + " (" + dialect_->describe(e) + ")";
-        if (c == ErrorClass::ConnectionLost) lost_ = true;
-        if (c == ErrorClass::ConnectionLost || c == ErrorClass::Unavailable)
-            throw StoreUnavailable("database busy or unavailable during " + detail);
-        throw std::runtime_error("database error during " + detail);
     }
 }
-
 
 }  // namespace notesd

@@ -23,14 +23,9 @@
 #include "base/model.hpp"
 #include "index/search_index.hpp"
 #include "index/snapshots.hpp"
+#include "store/fault.hpp"
 
 namespace notesd {
-
-/// Thrown by the store when the database is unreachable, busy or timed out (maps to 503).
-class StoreUnavailable : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 class NoteReader {
 public:
@@ -139,7 +134,8 @@ class Store : public NoteReader,
               public Housekeeping {};
 
 /// Opens a store from a SOCI connection string ("sqlite3://db=/path", "mysql://...",
-/// "postgresql://..."). Throws std::runtime_error with a readable message on failure.
+/// "postgresql://..."). A database that cannot be reached or opened is a StoreUnavailable;
+/// a malformed connection string std::invalid_argument.
 std::unique_ptr<Store> open_store(const std::string& connection_string);
 /// open_store for bulk writes (notesctl): an SQLite database gets a 512 MiB page cache unless
 /// the connection string sets `cache_mb=`, so a large import does not thrash the index B-trees.

@@ -622,6 +622,26 @@ class Stack:
         return out
 
 
+def assert_unavailable(test, r, what, hidden=(), upstream=None):
+    """Asserts that r is the JSON 503 UNAVAILABLE of the contract (section 6) with Retry-After
+    and none of the words `hidden` (of the database's own errors) in its body. upstream: the
+    Stack that answered, or the access log's {request id: upstream status} of its requests:
+    then the worker must have answered, not nginx for a dead or stuck worker (502/504)."""
+    what = "%s -> %d %s" % (what, r.status, r.text[:300])
+    test.assertEqual(r.status, 503, what)
+    test.assertTrue(r.headers.get("Content-Type", "").startswith("application/json"), what)
+    doc = r.json()
+    test.assertEqual(doc["error_metadata"]["error_kind"], "UNAVAILABLE", what)
+    test.assertEqual(r.headers["X-Request-Id"], doc["request_id"], what)
+    test.assertRegex(r.headers.get("Retry-After", ""), r"^[1-9][0-9]*$", what)
+    for word in hidden:
+        test.assertNotIn(word, r.text.lower(), "no database detail for clients: " + what)
+    if isinstance(upstream, Stack):
+        upstream = upstream.upstream_statuses([doc["request_id"]])
+    if upstream is not None:
+        test.assertEqual(upstream.get(doc["request_id"]), "503", "not the worker's 503: " + what)
+
+
 def run(cmd, check=True, input=None, timeout=120, env=None):
     """subprocess.run with text output; on failure raises StackError with the command's output."""
     p = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout, env=env)

@@ -11,12 +11,16 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 
 ADMIN_ENV = {"mysql": "NOTESD_TEST_MYSQL", "postgresql": "NOTESD_TEST_PGSQL"}
 SCHEMES = {"sqlite3": "sqlite", "sqlite": "sqlite", "mysql": "mysql", "mariadb": "mysql",
            "postgresql": "postgresql", "postgres": "postgresql"}
 MYSQL_DB_KEYS = ("db", "dbname", "database")
+DB_SCRIPTS = {"mysql": "mariadb.sh", "postgresql": "postgresql.sh"}
+SRCDIR = os.path.abspath(os.environ.get("NOTESD_SRCDIR")
+                         or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
 class ServerError(RuntimeError):
@@ -252,3 +256,41 @@ def drop_registered(path):
     with open(path) as f:
         entry = json.load(f)
     drop_database(entry["admin"], entry["name"])
+
+
+class ThrowawayServer:
+    """A database server of `backend` in a temp dir of its own (t/db/mariadb.sh or
+    postgresql.sh), for tests that stop, restart or pause it without disturbing the shared test
+    servers. .conn is notesd's connection string to its database `notesd`."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.script = os.path.join(SRCDIR, "t", "db", DB_SCRIPTS[backend])
+        self.dir = tempfile.mkdtemp(prefix="notesd-db-")
+        os.chmod(self.dir, 0o711)  # PostgreSQL runs as `postgres` when we are root
+        try:
+            self.conn = self.run("start", timeout=120).strip().splitlines()[-1]
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self, *args, timeout=60, input=None):
+        """t/db/<script> ARGS[0] DIR ARGS[1:] (input: SQL for `sql`); returns its output."""
+        p = subprocess.run(["sh", self.script, args[0], self.dir] + [str(a) for a in args[1:]],
+                           capture_output=True, text=True, timeout=timeout, input=input,
+                           stdin=None if input is not None else subprocess.DEVNULL)
+        if p.returncode != 0:
+            raise ServerError("%s %s failed: %s" % (os.path.basename(self.script), args[0],
+                                                    (p.stderr or p.stdout)[-2000:]))
+        return p.stdout
+
+    def sql(self, text, *client_args):
+        """Runs SQL as the server's superuser (client_args: more options of its client);
+        returns the client's output."""
+        return self.run("sql", *client_args, input=text)
+
+    def close(self):
+        try:
+            self.run("stop")
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)

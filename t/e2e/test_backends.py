@@ -16,18 +16,16 @@ NOTESD_E2E_DB=mysql or postgresql (never on SQLite, where it would fail, not ski
   instance gives (cursors, snapshots and tokens are honoured by either).
 """
 import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import unittest
 
 import serverdb
-from harness import BUILDDIR, SRCDIR, Stack, StackError
+from harness import BUILDDIR, Stack, assert_unavailable
+from serverdb import ThrowawayServer
 
-DB_SCRIPTS = {"mysql": "mariadb.sh", "postgresql": "postgresql.sh"}
 OUTAGE_S = 3          # how long the database server stays down
 RECOVERY_S = 5        # after it is back, every request must be 200 from then on
 SETTLE_S = 3          # and this much load is kept up after the recovery window
@@ -42,31 +40,6 @@ def server_backend(test):
         test.fail("test_backends needs a database server: NOTESD_E2E_DB=mysql or postgresql "
                   "(t/run_tests.py does this when NOTESD_TEST_MYSQL / NOTESD_TEST_PGSQL are set)")
     return backend
-
-
-class ThrowawayServer:
-    """A database server of the stack's backend in a temp dir of its own (t/db/*.sh)."""
-
-    def __init__(self, backend):
-        self.script = os.path.join(SRCDIR, "t", "db", DB_SCRIPTS[backend])
-        self.dir = tempfile.mkdtemp(prefix="notesd-db-")
-        os.chmod(self.dir, 0o711)  # PostgreSQL runs as `postgres` when we are root
-        self.conn = self.run("start", timeout=120).strip().splitlines()[-1]
-
-    def run(self, *args, timeout=60):
-        p = subprocess.run(["sh", self.script, args[0], self.dir] + [str(a) for a in args[1:]],
-                           capture_output=True, text=True, timeout=timeout,
-                           stdin=subprocess.DEVNULL)
-        if p.returncode != 0:
-            raise StackError("%s %s failed: %s" % (os.path.basename(self.script), args[0],
-                                                   (p.stderr or p.stdout)[-2000:]))
-        return p.stdout
-
-    def close(self):
-        try:
-            self.run("stop")
-        finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class Load:
@@ -133,18 +106,6 @@ class DatabaseRestart(unittest.TestCase):
             cls.stack.stop()
             cls.server.close()
 
-    def assert_unavailable(self, kind, r, upstream):
-        what = "%s -> %d %s" % (kind, r.status, r.text[:300])
-        self.assertTrue(r.headers.get("Content-Type", "").startswith("application/json"), what)
-        doc = r.json()
-        self.assertEqual(doc["error_metadata"]["error_kind"], "UNAVAILABLE", what)
-        self.assertEqual(r.headers["X-Request-Id"], doc["request_id"], what)
-        self.assertRegex(r.headers.get("Retry-After", ""), r"^[1-9][0-9]*$", what)
-        for word in DB_WORDS:
-            self.assertNotIn(word, r.text.lower(), "no database detail for clients: " + what)
-        # The worker answered: nginx's own 503 (no worker) would log 502/504 upstream.
-        self.assertEqual(upstream.get(doc["request_id"]), "503", what)
-
     def test_restart_under_load_gives_200_or_503_and_recovers_in_place(self):
         server_backend(self)
         master, workers = self.stack.master_pid(), self.stack.wait_for_workers(2)
@@ -170,7 +131,7 @@ class DatabaseRestart(unittest.TestCase):
                 continue
             self.assertEqual(r.status, 503, "%s at %+.1f s -> %d %s"
                              % (kind, t0 - down_at, r.status, r.text[:300]))
-            self.assert_unavailable(kind, r, upstream)
+            assert_unavailable(self, r, kind, DB_WORDS, upstream)
             unavailable += 1
         statuses = [r.status for _, _, r in outage if not isinstance(r, str)]
         print("%s: %d requests while down (%d x 503), %d after recovery; back after %.1f s"

@@ -18,6 +18,17 @@
 
 namespace notesd::test {
 
+/// A note with this title and a new id, in no collection.
+inline NoteInput plain_note(const std::string& title) {
+    NoteInput n;
+    n.id = new_uuid();
+    n.title = title;
+    n.snippet = "s";
+    n.content = "c";
+    n.created_us = n.updated_us = 5;
+    return n;
+}
+
 struct StoreFixture {
     std::string dir;  ///< the SQLite file's directory; empty on a server
     std::string conn;

@@ -163,12 +163,14 @@ BOOST_FIXTURE_TEST_CASE(sqlite_session_maps_the_main_file_only, StoreFixture) {
     BOOST_CHECK_EQUAL(sqlite_snapshots_file(parse_connection_string(conn)), dir + "/test.db-snapshots");
     BOOST_CHECK_EQUAL(sqlite_snapshots_file(parse_connection_string("sqlite3://db=:memory:")), ":memory:");
     const DbTarget t = parse_connection_string(conn);
-    // the session setup SociStore runs: the dialect's, then its index strategy's
+    // the session setup SociStore runs: the dialect's, then its index strategy's, and the
+    // snapshots file attached (at its first use, or before migrations as here)
     const std::unique_ptr<Dialect> dialect = make_dialect(Backend::Sqlite);
     auto setup = [&](soci::session& session, const DbTarget& target) {
         for (const std::string& st : dialect->session_setup(target)) session << st;
         auto index = detail::make_index_strategy(Backend::Sqlite, session, *dialect, nullptr);
         for (const std::string& st : index->session_setup(target)) session << st;
+        index->before_migration();
     };
     soci::session s(dialect->factory(), t.soci_params);
     setup(s, t);
@@ -513,6 +515,7 @@ BOOST_FIXTURE_TEST_CASE(busy_database_is_unavailable, StoreFixture) {
         other->write_batch(u, {}, {secret});
         BOOST_ERROR("write_batch succeeded without the lock");
     } catch (const StoreUnavailable& e) {
+        BOOST_CHECK_MESSAGE(e.fault() == StoreFault::Busy, e.what());
         // a safe message: no SQL, no bound values
         const std::string msg = e.what();
         BOOST_CHECK(msg.find("secret-title-value") == std::string::npos);
