@@ -5,7 +5,8 @@ fault done to the real stack (t/e2e/harness.py: real nginx with the project's co
 notesd, real databases), and what clients must see meanwhile. t/run_tests.py runs every module
 in a process of its own, on SQLite; a row that applies to database servers takes them from
 server_backends() (the servers of NOTESD_TEST_MYSQL / NOTESD_TEST_PGSQL, which CI always has)
-and loops over them itself, with subTest.
+and loops over them itself, with subTest; a row that stops, pauses or breaks the server runs
+one of its own instead (serverdb.ThrowawayServer, as test_database_servers does).
 
 A new row: a test method in the module of its kind (or a new test_<kind>.py), for example
 
