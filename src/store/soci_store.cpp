@@ -7,6 +7,7 @@
 #include "store/index_rows.hpp"
 #include "store/index_sqlite.hpp"
 #include "store/soci_stmt.hpp"
+#include "base/log.hpp"
 #include "base/util.hpp"
 
 namespace notesd {
@@ -123,7 +124,11 @@ bool SociStore::recover(const char* op, const soci::soci_error& e, bool may_repl
     if (!fault && was_lost) fault = StoreFault::ConnectionLost;
     if (!fault) throw std::runtime_error("database error during " + detail);
     if (needs_new_connection(*fault)) lost_ = true;
-    if (may_replay && *fault == StoreFault::ConnectionLost && !was_lost && !reading_) return true;
+    if (may_replay && *fault == StoreFault::ConnectionLost && !was_lost && !reading_) {
+        log_info("database connection lost: the read runs again on a new connection",
+                 {{"op", op}, {"detail", dialect_->describe(e)}});
+        return true;
+    }
     throw StoreUnavailable(*fault, std::string(fault_name(*fault)) + " during " + detail);
 }
 

@@ -145,6 +145,7 @@ class ServerFault(faultlib.FaultCase):
         for call in (self.list_notes, self.search, self.list_notes):
             self.assertGreater(self.kill_connections(), 0, "no connection of the worker to end")
             self.assert_ok(call(), "%s after its connection was ended" % call.__name__)
+        self.assertIn("database connection lost: the read runs again", self.stack.logs())
         self.assertEqual(self.stack.worker_pids(), self.worker, "the worker was replaced")
         self.assert_no_crash()
 
