@@ -163,7 +163,11 @@ public:
     // By the primary code (the low byte), so that every extended code counts.
     std::optional<StoreFault> fault_of(const soci::soci_error& e) const override {
         const auto* s = dynamic_cast<const soci::sqlite3_soci_error*>(&e);
-        if (!s) return std::nullopt;
+        if (!s) {
+            if (e.get_error_category() == soci::soci_error::connection_error)
+                return StoreFault::CannotOpen;
+            return std::nullopt;
+        }
         switch (s->result() & 0xff) {
             // PROTOCOL: a WAL lock race that outlasted SQLite's own retries
             case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_PROTOCOL: return StoreFault::Busy;
