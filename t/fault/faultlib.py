@@ -81,6 +81,16 @@ def flood_addresses(n):
     return ["127.0.%d.%d" % (1 + i // 250, 1 + i % 250) for i in range(n)]
 
 
+def fastcgi_params(token, **extra):
+    """The FastCGI params of GET /v2/notes?limit=1 as nginx passes them (with `extra` changed),
+    for a peer talking to the worker socket directly."""
+    p = {"REQUEST_METHOD": "GET", "DOCUMENT_URI": "/v2/notes", "QUERY_STRING": "limit=1",
+         "HTTP_AUTHORIZATION": "Bearer " + token, "CONTENT_LENGTH": "0",
+         "REQUEST_ID": "0123456789abcdef0123456789abcdef"}
+    p.update(extra)
+    return p
+
+
 def request_from(stack, method, path, source=PROBE_ADDR, headers=None, body=None, timeout=10.0,
                  unvalidated=None):
     """One request through nginx from a given loopback source address; returns a Response,

@@ -59,11 +59,7 @@ class FastCgiAbuse(faultlib.FaultCase):
         self.lifecycle = self.stack.status()["worker_lifecycle"]
 
     def params(self, **extra):
-        p = {"REQUEST_METHOD": "GET", "DOCUMENT_URI": "/v2/notes", "QUERY_STRING": "limit=1",
-             "HTTP_AUTHORIZATION": "Bearer " + self.token, "CONTENT_LENGTH": "0",
-             "REQUEST_ID": "0123456789abcdef0123456789abcdef"}
-        p.update(extra)
-        return p
+        return faultlib.fastcgi_params(self.token, **extra)
 
     def exchange(self, data, close_after_send=False):
         """Sends raw bytes to the worker socket; returns (what came back until the worker closed

@@ -12,7 +12,7 @@ import threading
 import time
 import unittest
 
-import faultlib  # noqa: E402,F401 (puts t/e2e on sys.path)
+import faultlib  # noqa: E402 (also puts t/e2e on sys.path)
 import fcgi  # noqa: E402
 from harness import Stack  # noqa: E402
 from test_supervisor import Load  # noqa: E402
@@ -139,11 +139,7 @@ class StalledInput(unittest.TestCase):
         self.user, self.token = self.stack.create_user("alice")
 
     def params(self, **extra):
-        p = {"REQUEST_METHOD": "GET", "DOCUMENT_URI": "/v2/notes", "QUERY_STRING": "limit=1",
-             "HTTP_AUTHORIZATION": "Bearer " + self.token, "CONTENT_LENGTH": "0",
-             "REQUEST_ID": "0123456789abcdef0123456789abcdef"}
-        p.update(extra)
-        return p
+        return faultlib.fastcgi_params(self.token, **extra)
 
     def stalled(self, data):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
