@@ -264,7 +264,11 @@ SearchCommand parse_search(const QueryArgs& q, const Json::Value& body) {
         if (body_bool(body, f.body_name, f.body_name)) c.filter.flags_any |= f.flag;
     if (const Json::Value* config = member(body, "config")) {
         if (!config->isObject()) throw invalid_parameter("config", "config must be an object");
-        c.include_content = body_bool(*config, "include_note_content", "config.include_note_content");
+        // The older clients' name for the same switch; the current name wins when both are given.
+        if (member(*config, "include_note_content"))
+            c.include_content = body_bool(*config, "include_note_content", "config.include_note_content");
+        else
+            c.include_content = body_bool(*config, "include_content", "config.include_content");
     }
     return c;
 }

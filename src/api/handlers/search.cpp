@@ -1,5 +1,5 @@
+#include "api/body_fields.hpp"
 #include "api/errors.hpp"
-#include "api/json_io.hpp"
 #include "api/params.hpp"
 #include "api/query_string.hpp"
 #include "api/render.hpp"
@@ -18,17 +18,6 @@ constexpr int kPurgePerSearch = 20;  // expired snapshots removed per new one: t
 // much later: an expired snapshot is unusable at once (find_snapshot checks the time), and an
 // empty purge is still a write transaction per search.
 constexpr long long kPurgeIdleUs = 1000000;
-
-// "application/json", with parameters and any case; a missing type is accepted (contract 5).
-void require_json_content_type(const std::string& content_type) {
-    std::string media = content_type.substr(0, content_type.find(';'));
-    while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.pop_back();
-    while (!media.empty() && (media.front() == ' ' || media.front() == '\t')) media.erase(0, 1);
-    for (char& c : media) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-    if (!media.empty() && media != "application/json")
-        throw ApiError(415, "UNSUPPORTED_MEDIA_TYPE",
-                       "the request body must be JSON sent as Content-Type: application/json");
-}
 
 SnapshotRecord new_snapshot(SearchStore& store, const Principal& who, const ParsedQuery& query,
                             const SearchCommand& cmd, const std::string& fingerprint,
@@ -57,8 +46,7 @@ SnapshotRecord new_snapshot(SearchStore& store, const Principal& who, const Pars
 
 HttpResponse search_notes(const HttpRequest& req, const Principal& who, SearchStore& store,
                           const SearchSettings& settings) {
-    require_json_content_type(req.content_type);
-    const Json::Value body = parse_json_object(req.body);
+    const Json::Value body = parse_body_object(req, false);
     const SearchCommand cmd = parse_search(QueryArgs(req.query), body);
     const ParsedQuery query = parse_query(cmd.query);
     // Reuse must repeat the query and filters, compared after normalisation.
