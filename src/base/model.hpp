@@ -44,9 +44,13 @@ struct PageKey {
     std::string id;
 };
 
+/// What a token may do (contract section 7): a read-only token's write is 403.
+enum class TokenScope { ReadWrite, ReadOnly };
+
 struct Principal {
     long long user_id = 0;
     long long token_id = 0;
+    TokenScope scope = TokenScope::ReadWrite;
 };
 
 struct NoteItem {
@@ -119,6 +123,7 @@ struct TokenInfo {
     std::string prefix;                    // first characters, for recognising a token
     long long created_us = 0;
     std::optional<long long> revoked_us;
+    TokenScope scope = TokenScope::ReadWrite;
 };
 
 enum class WriteOutcome { Inserted, Updated, Unchanged };

@@ -141,7 +141,7 @@ bool apply_key(FrontMatter& fm, const std::string& key, const std::vector<std::s
     } else {
         std::optional<long long> t = parse_import_time(v);
         if (!t) { err = key + " is not a date or date-time"; return false; }
-        (key[0] == 'c' ? fm.created_us : fm.updated_us) = t;
+        (key == "trashed_at" ? fm.trashed_us : key[0] == 'c' ? fm.created_us : fm.updated_us) = t;
     }
     return true;
 }
@@ -149,7 +149,8 @@ bool apply_key(FrontMatter& fm, const std::string& key, const std::vector<std::s
 bool parse_front_matter(const std::vector<std::string_view>& lines, FrontMatter& fm,
                         std::string& err) {
     static const std::set<std::string> kKnown = {"title", "id", "created", "created_at",
-                                                 "updated", "updated_at", "collections"};
+                                                 "updated", "updated_at", "collections",
+                                                 "trashed_at"};
     std::set<std::string> seen;
     auto blank = [](std::string_view l) { return trim(l).empty() || trim(l).front() == '#'; };
     auto continues = [](std::string_view l) {

@@ -14,6 +14,7 @@ struct FrontMatter {
     std::optional<std::string> id;  // canonical uuid
     std::optional<long long> created_us;
     std::optional<long long> updated_us;
+    std::optional<long long> trashed_us;  // trashed_at: the note goes to the trash (export writes it)
     std::vector<std::string> collections;
 };
 

@@ -125,25 +125,6 @@ private:
     Progress progress_;
 };
 
-NoteInput make_note(long long user_id, std::string id, std::string content,
-                    const std::optional<std::string>& title, long long created_us,
-                    long long updated_us, std::vector<std::string> collection_ids) {
-    DerivedNote d = derive_note(content, title);
-    NoteInput n;
-    n.attachments = local_attachments(user_id, id, d.links);
-    n.id = std::move(id);
-    n.title = std::move(d.title);
-    n.snippet = std::move(d.snippet);
-    n.content = std::move(content);
-    n.created_us = created_us;
-    n.updated_us = updated_us;
-    n.flags = d.flags;
-    n.collection_ids = std::move(collection_ids);
-    n.plain_text = std::move(d.plain_text);
-    add_search_fields(n);
-    return n;
-}
-
 // Folder collections span their notes: created = earliest note, updated = latest note.
 struct CollectionSpan {
     std::string id;
@@ -177,6 +158,25 @@ std::vector<Attachment> local_attachments(long long user_id, const std::string& 
             l.kind, l.target});
     }
     return out;
+}
+
+NoteInput make_note(long long user_id, std::string id, std::string content,
+                    const std::optional<std::string>& title, long long created_us,
+                    long long updated_us, std::vector<std::string> collection_ids) {
+    DerivedNote d = derive_note(content, title);
+    NoteInput n;
+    n.attachments = local_attachments(user_id, id, d.links);
+    n.id = std::move(id);
+    n.title = std::move(d.title);
+    n.snippet = std::move(d.snippet);
+    n.content = std::move(content);
+    n.created_us = created_us;
+    n.updated_us = updated_us;
+    n.flags = d.flags;
+    n.collection_ids = std::move(collection_ids);
+    n.plain_text = std::move(d.plain_text);
+    add_search_fields(n);
+    return n;
 }
 
 std::string collection_uuid(long long user_id, std::string_view path) {
@@ -254,6 +254,7 @@ std::optional<MdSource> scan_markdown(const fs::path& file, const fs::path& root
     src.id = fm.id ? *fm.id
                    : stable_uuid("notesd:note:" + user_key(user_id) + ":md:" + root_name + "/" + src.rel);
     if (fm.title && !trim(*fm.title).empty()) src.title = fm.title;
+    if (fm.trashed_us) report.trashed.emplace_back(src.id, *fm.trashed_us);
     long long mtime = mtime_us(file);
     src.created_us = fm.created_us ? *fm.created_us : std::min(mtime, fm.updated_us.value_or(mtime));
     src.updated_us = fm.updated_us ? *fm.updated_us : std::max(mtime, src.created_us);
@@ -316,7 +317,7 @@ struct JsonlNote {
     std::string id;
     std::optional<std::string> title;
     std::string content;
-    std::optional<long long> created_us, updated_us;
+    std::optional<long long> created_us, updated_us, trashed_us;
     std::vector<std::string> collection_ids;
 };
 
@@ -374,7 +375,7 @@ bool parse_note(const Json::Value& o, long long user_id, const std::string& line
     std::optional<std::string> id, content;
     if (!opt_string(o, "id", id, err) || !opt_string(o, "title", n.title, err) ||
         !opt_string(o, "content", content, err) || !opt_time(o, "created_at", n.created_us, err) ||
-        !opt_time(o, "updated_at", n.updated_us, err))
+        !opt_time(o, "updated_at", n.updated_us, err) || !opt_time(o, "trashed_at", n.trashed_us, err))
         return false;
     if (!content) { err = "a note needs content"; return false; }
     const Json::Value& cols = o["collection_ids"];
@@ -446,6 +447,7 @@ ImportReport import_jsonl(NoteWriter& store, long long user_id, const fs::path& 
             }
         }
         long long created = n.created_us.value_or(n.updated_us.value_or(fallback_us));
+        if (n.trashed_us) report.trashed.emplace_back(n.id, *n.trashed_us);
         writer.add(make_note(user_id, n.id, std::move(n.content), n.title, created,
                              n.updated_us.value_or(created), std::move(ids)));
     }
@@ -471,6 +473,10 @@ ImportReport import_path(NoteWriter& store, long long user_id, const std::string
         report = import_jsonl(store, user_id, path, options);
     else
         throw std::runtime_error(path + ": expected a folder of markdown files or a .jsonl file");
+    // Written live first (the batches hold the note's links and text), then trashed as the
+    // export found them; a note already in the trash stays as it is.
+    if (options.trash)
+        for (const auto& [id, trashed_us] : report.trashed) options.trash->trash_note(user_id, id, trashed_us);
     store.pack_postings(user_id);  // the search index's read-optimised copy, once per import
     return report;
 }

@@ -17,6 +17,9 @@ namespace notesd {
 struct ImportOptions {
     std::size_t batch_size = 1000;  // notes per write_batch transaction
     bool progress = false;         // one updating line on stderr (notesctl: when it is a tty)
+    /// Where notes marked trashed (JSON Lines `trashed_at`, front matter `trashed_at`, as
+    /// export writes them) go once written; without it they are imported as live notes.
+    NoteTrash* trash = nullptr;
 };
 
 /// A problem with one source file or JSON line; the rest of the import goes on.
@@ -32,6 +35,7 @@ struct ImportReport {
     long long notes_unchanged = 0;
     long long collections = 0;      // collections written (new, updated or unchanged)
     std::vector<ImportIssue> errors;
+    std::vector<std::pair<std::string, long long>> trashed;  // (note id, trashed_at) to trash
     long long notes() const { return notes_new + notes_updated + notes_unchanged; }
 };
 
@@ -51,6 +55,11 @@ std::string format_issue(const ImportIssue& issue);
 /// Attachments for the local links of a note, with ids stable per (user, note, target).
 std::vector<Attachment> local_attachments(long long user_id, const std::string& note_id,
                                           const std::vector<LinkRef>& links);
+/// A note ready for Store::write_batch (or the API's note writes): derived fields (title unless
+/// explicit_title, snippet, flags), local attachments with stable ids, and the search fields.
+NoteInput make_note(long long user_id, std::string id, std::string content,
+                    const std::optional<std::string>& explicit_title, long long created_us,
+                    long long updated_us, std::vector<std::string> collection_ids);
 /// Id of a collection identified by its title or folder path, stable per user.
 std::string collection_uuid(long long user_id, std::string_view path);
 

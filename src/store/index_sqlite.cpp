@@ -279,4 +279,36 @@ void SqliteIndex::before_postings_write(long long user_id, const std::vector<Ind
 
 long long SqliteIndex::pack_user(long long user_id) { return own().packed.pack_user(user_id); }
 
+// A reader of a packed term sees blocks where they are and rows in the gaps: that must be
+// exactly the term's rows, in their order (a stale block would show a changed note's old row).
+std::vector<std::string> SqliteIndex::check_packed_copy(long long user_id) {
+    std::vector<std::string> terms, out;
+    SqliteStmt packed_terms(session_, "SELECT DISTINCT term FROM postings_packed WHERE user_id = ?1");
+    packed_terms.bind(1, user_id);
+    while (packed_terms.step()) terms.emplace_back(packed_terms.text(0));
+    SqliteStmt rows(session_, "SELECT uid_hi, uid_lo, updated_us, tfs, lens, pos FROM postings "
+                              "WHERE user_id = ?1 AND term = ?2 ORDER BY updated_us DESC, "
+                              "uid_hi DESC, uid_lo DESC");
+    for (const std::string& term : terms) {
+        std::vector<TermPosting> read;
+        own().packed.read(user_id, term, PostingsWindow{}, INT64_MAX, true, read);
+        rows.bind(1, user_id).bind(2, term);
+        std::size_t i = 0;
+        bool same = true;
+        while (rows.step()) {
+            const TermPosting p = unpack_posting(rows.i64(0), rows.i64(1), rows.i64(2), rows.i64(3),
+                                                 rows.i64(4), std::string(rows.text(5)));
+            const TermPosting* r = i < read.size() ? &read[i] : nullptr;
+            ++i;
+            same = same && r && r->uid_hi == p.uid_hi && r->uid_lo == p.uid_lo &&
+                   r->updated_us == p.updated_us && r->title_tf == p.title_tf &&
+                   r->body_tf == p.body_tf && r->title_len == p.title_len &&
+                   r->body_len == p.body_len && r->positions == p.positions;
+        }
+        if (!same || i != read.size())
+            out.push_back("packed postings of term '" + term + "' differ from its rows");
+    }
+    return out;
+}
+
 }  // namespace notesd::detail

@@ -60,6 +60,7 @@ public:
     void before_postings_write(long long user_id, const std::vector<IndexDelta::Op>& ops) override;
     bool keeps_packed_copy() const override { return true; }
     long long pack_user(long long user_id) override;
+    std::vector<std::string> check_packed_copy(long long user_id) override;
 
 protected:
     /// From the packed blocks and the rows no block covers yet.

@@ -83,6 +83,9 @@ public:
     virtual bool keeps_packed_copy() const { return false; }
     /// In the caller's write transaction; returns the blocks written.
     virtual long long pack_user(long long /*user_id*/) { return 0; }
+    /// notesctl check, in the caller's transaction: each term whose read-optimised copy of the
+    /// user's postings does not read exactly as the rows do (one line each); none without a copy.
+    virtual std::vector<std::string> check_packed_copy(long long /*user_id*/) { return {}; }
 };
 
 std::unique_ptr<IndexStrategy> make_index_strategy(Backend backend, soci::session& session,

@@ -70,9 +70,9 @@ NoteItem to_note(const NoteRow& r, bool with_content) {
 
 ReadStatements::ReadStatements(soci::session& s, const Dialect& d)
     : session(s), dialect(d),
-      find_token(Prep(s, "SELECT user_id, id FROM tokens WHERE token_hash = :h AND "
+      find_token(Prep(s, "SELECT user_id, id, scope FROM tokens WHERE token_hash = :h AND "
                          "revoked_us IS NULL")
-                     .out(token_user_id).out(token_id).in(token_hash, "h").done()),
+                     .out(token_user_id).out(token_id).out(token_scope).in(token_hash, "h").done()),
       find_collection(Prep(s, "SELECT id, note_count FROM collections WHERE user_id = :u AND "
                               "uuid = :uuid")
                           .out(collection_id).out(collection_note_count).in(user_id, "u")
@@ -193,11 +193,11 @@ std::optional<Principal> SociStore::find_token(const std::string& token_hash) {
         ReadStatements& r = reads();
         r.token_hash = token_hash;
         if (!fetch_one(r.find_token)) return std::nullopt;
-        return Principal{r.token_user_id, r.token_id};
+        return Principal{r.token_user_id, r.token_id, detail::token_scope(r.token_scope)};
     });
 }
 
-long long SociStore::find_collection(long long user_id, const std::string& uuid,
+long long SociStore::collection_row_id(long long user_id, const std::string& uuid,
                                      long long* note_count) {
     const std::optional<std::string> id = parse_uuid(uuid);
     if (!id) return 0;
@@ -216,7 +216,7 @@ long long SociStore::count_notes(long long user_id, const NoteFilter& f) {
         long long collection = 0;
         if (f.collection_id) {
             long long maintained = 0;
-            collection = find_collection(user_id, *f.collection_id, &maintained);
+            collection = collection_row_id(user_id, *f.collection_id, &maintained);
             if (collection == 0) return 0;
             if (plain) return maintained;
         } else if (plain) {
@@ -237,7 +237,7 @@ std::vector<NoteItem> SociStore::list_notes(long long user_id, const NoteFilter&
         ReadStatements& r = reads();
         long long collection = 0;
         if (f.collection_id) {
-            collection = find_collection(user_id, *f.collection_id, nullptr);
+            collection = collection_row_id(user_id, *f.collection_id, nullptr);
             if (collection == 0) return out;
         }
         set_note_params(r.note_params, user_id, f, collection);

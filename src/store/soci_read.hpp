@@ -63,6 +63,7 @@ struct ReadStatements {
     long long count = 0;
     std::string token_hash;
     long long token_user_id = 0, token_id = 0;
+    std::string token_scope;  // tokens.scope: token_scope_name's text
     long long user_id = 0;
     std::string collection_uuid;
     long long collection_id = 0, collection_note_count = 0;

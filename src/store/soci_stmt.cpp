@@ -54,6 +54,38 @@ std::vector<std::string> split_list(const std::string& s, char sep) {
     return out;
 }
 
+std::string join_list(const std::vector<std::string>& items, char sep) {
+    std::string out;
+    for (const std::string& s : items) {
+        if (!out.empty()) out += sep;
+        out += s;
+    }
+    return out;
+}
+
+const char* token_scope_name(TokenScope scope) {
+    return scope == TokenScope::ReadOnly ? "read-only" : "read-write";
+}
+
+TokenScope token_scope(const std::string& name) {
+    return name == "read-write" ? TokenScope::ReadWrite : TokenScope::ReadOnly;
+}
+
+const char* attachment_kind_name(AttachmentKind kind) {
+    switch (kind) {
+        case AttachmentKind::Image: return "image";
+        case AttachmentKind::Audio: return "audio";
+        case AttachmentKind::File: break;
+    }
+    return "file";
+}
+
+AttachmentKind attachment_kind(const std::string& name) {
+    if (name == "image") return AttachmentKind::Image;
+    if (name == "audio") return AttachmentKind::Audio;
+    return AttachmentKind::File;
+}
+
 bool has_param(const std::string& sql, const std::string& name) {
     const std::string p = ":" + name;
     for (std::size_t i = sql.find(p); i != std::string::npos; i = sql.find(p, i + 1)) {
@@ -107,7 +139,7 @@ void end_read(soci::statement& st) {
 namespace {
 
 // INSERT of `rows` postings rows of user :u, bound to w.rows[0, rows).
-soci::statement build_postings_insert(soci::session& s, WriteStatements& w, std::size_t rows) {
+soci::statement build_postings_insert(soci::session& s, PostingInserts& w, std::size_t rows) {
     std::string sql = "INSERT INTO postings (user_id, term, updated_us, uid_hi, uid_lo, note_id, "
                       "created_us, flags, tfs, lens, pos) VALUES ";
     for (std::size_t i = 0; i < rows; ++i) {
@@ -149,12 +181,14 @@ soci::statement build_df_upsert(soci::session& s, const Dialect& d, WriteStateme
 // A note's row; its text (note_text), links and attachments are rows of their own.
 constexpr const char* kNoteInsertSql =
     "INSERT INTO notes (user_id, uuid, title, snippet, content, created_us, updated_us, flags, "
-    "collection_uuids, audio_uuids, content_hash, title_len, body_len) VALUES (:u, :uuid, "
-    ":title, :snippet, :content, :created, :updated, :flags, :colls, :audios, :hash, :tlen, :blen)";
+    "collection_uuids, audio_uuids, content_hash, title_len, body_len, version) VALUES (:u, "
+    ":uuid, :title, :snippet, :content, :created, :updated, :flags, :colls, :audios, :hash, "
+    ":tlen, :blen, :version)";
 constexpr const char* kNoteUpdateSql =
     "UPDATE notes SET title = :title, snippet = :snippet, content = :content, created_us = "
     ":created, updated_us = :updated, flags = :flags, collection_uuids = :colls, audio_uuids = "
-    ":audios, content_hash = :hash, title_len = :tlen, body_len = :blen WHERE id = :id";
+    ":audios, content_hash = :hash, title_len = :tlen, body_len = :blen, version = :version "
+    "WHERE id = :id";
 
 }  // namespace
 
@@ -174,8 +208,10 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
                           "created_us = :created, updated_us = :updated WHERE id = :id")
                       .in(title, "title").in(description, description_ind, "description")
                       .in(created_us, "created").in(updated_us, "updated").in(row_id, "id").done()),
-      note_find(Prep(s, "SELECT id, content_hash FROM notes WHERE user_id = :u AND uuid = :uuid")
-                    .out(found_id).out(found_hash).in(user_id, "u").in(note_uuid, "uuid").done()),
+      note_find(Prep(s, "SELECT id, content_hash, version FROM notes WHERE user_id = :u AND "
+                        "uuid = :uuid")
+                    .out(found_id).out(found_hash).out(found_version).in(user_id, "u")
+                    .in(note_uuid, "uuid").done()),
       note_links(Prep(s, "SELECT collection_id FROM note_collections WHERE note_id = :id")
                      .out(linked_collection_id).in(row_id, "id").done()),
       note_insert(Prep(s, kNoteInsertSql)
@@ -183,12 +219,13 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
                       .in(content, "content").in(created_us, "created").in(updated_us, "updated")
                       .in(flags, "flags").in(collection_uuids, "colls").in(audio_uuids, "audios")
                       .in(content_hash, "hash").in(title_len, "tlen").in(body_len, "blen")
-                      .returning_id(d, inserted_id).done()),
+                      .in(version, "version").returning_id(d, inserted_id).done()),
       note_update(Prep(s, kNoteUpdateSql)
                       .in(title, "title").in(snippet, "snippet").in(content, "content")
                       .in(created_us, "created").in(updated_us, "updated").in(flags, "flags")
                       .in(collection_uuids, "colls").in(audio_uuids, "audios").in(content_hash, "hash")
-                      .in(title_len, "tlen").in(body_len, "blen").in(row_id, "id").done()),
+                      .in(title_len, "tlen").in(body_len, "blen").in(version, "version")
+                      .in(row_id, "id").done()),
       text_insert(Prep(s, "INSERT INTO note_text (note_id, user_id, title_terms, body_terms, "
                           "plain_text) VALUES (:id, :u, :tterms, :bterms, :plain)")
                       .in(row_id, "id").in(user_id, "u").in(title_terms, "tterms").in(body_terms, "bterms")
@@ -222,7 +259,6 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
                          .out(old_title_terms).out(old_body_terms).out(old_title_len)
                          .out(old_body_len).out(old_created_us).out(old_updated_us).out(old_flags)
                          .in(row_id, "id").done()),
-      posting_insert(build_postings_insert(s, *this, 1)),
       posting_delete(Prep(s, "DELETE FROM postings WHERE user_id = :u AND term = :term AND "
                              "updated_us = :updated AND uid_hi = :hi AND uid_lo = :lo")
                          .in(user_id, "u").in(term, "term").in(posting_updated_us, "updated").in(posting_uid_hi, "hi")
@@ -232,8 +268,11 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
       df_upsert_one(build_df_upsert(s, d, *this, 1)),
       df_delete_if(Prep(s, "DELETE FROM term_df WHERE user_id = :u AND term = :term AND df = :gone")
                   .in(user_id, "u").in(term, "term").in(df_when_gone, "gone").done()),
-      postings_insert_many(build_postings_insert(s, *this, kBatchRows)),
-      df_upsert_many(build_df_upsert(s, d, *this, kBatchRows)) {}
+      df_upsert_many(build_df_upsert(s, d, *this, kBatchRows)),
+      postings(s) {}
+
+PostingInserts::PostingInserts(soci::session& s)
+    : one(build_postings_insert(s, *this, 1)), many(build_postings_insert(s, *this, kBatchRows)) {}
 
 }  // namespace detail
 }  // namespace notesd

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,17 @@ bool fetch_one(soci::statement& st);
 void end_read(soci::statement& st);
 /// The non-empty items of a list stored as text joined by `sep`.
 std::vector<std::string> split_list(const std::string& s, char sep);
+/// The items joined by `sep` (the inverse of split_list for non-empty items).
+std::string join_list(const std::vector<std::string>& items, char sep);
+
+/// tokens.scope: "read-write" or "read-only". Any other text reads as read-only, so a damaged
+/// row never grants writes.
+const char* token_scope_name(TokenScope scope);
+TokenScope token_scope(const std::string& name);
+
+/// attachments.kind: "image", "file" or "audio" (unknown text reads as a file).
+const char* attachment_kind_name(AttachmentKind kind);
+AttachmentKind attachment_kind(const std::string& name);
 
 /// Executes a statement that returns no rows.
 inline void exec(soci::statement& st) { st.execute(true); }
@@ -111,13 +123,23 @@ struct PostingRow {
     std::string pos;              // positions.hpp's text form
 };
 
+/// Postings rows of one user inserted one or kBatchRows per statement (PostingBuffer fills
+/// them); apart from WriteStatements so that a migration's rebuild of the postings (schema
+/// 004) needs none of the statements naming columns that later schemas add.
+struct PostingInserts {
+    explicit PostingInserts(soci::session& s);
+    long long user_id = 0;
+    std::array<PostingRow, kBatchRows> rows;  ///< all of `many`'s; the first one also `one`'s
+    soci::statement one, many;
+};
+
 /// Statements of write_batch and delete_note, sharing one set of bound variables.
 struct WriteStatements {
     WriteStatements(soci::session& s, const Dialect& d);
 
     // the row written: a note (with its text) or a collection
     long long user_id = 0, row_id = 0, inserted_id = 0;
-    long long created_us = 0, updated_us = 0, flags = 0;
+    long long created_us = 0, updated_us = 0, flags = 0, version = 0;
     std::string note_uuid, title, snippet, content, collection_uuids, audio_uuids, content_hash;
     std::string title_terms, body_terms, plain_text;
     long long title_len = 0, body_len = 0;
@@ -130,6 +152,7 @@ struct WriteStatements {
     long long notes_delta = 0, collections_delta = 0, title_tokens_delta = 0, body_tokens_delta = 0;
     // what a lookup found
     long long found_id = 0, found_created_us = 0, found_updated_us = 0, linked_collection_id = 0;
+    long long found_version = 0;
     std::string found_title, found_description, found_hash;
     soci::indicator found_description_ind = soci::i_ok;
     // the stored index of a note about to change (note_stored_index)
@@ -140,9 +163,7 @@ struct WriteStatements {
     std::string term;
     long long posting_updated_us = 0, posting_uid_hi = 0, posting_uid_lo = 0;
     long long df_delta = 0, df_when_gone = 0;
-    // rows of postings_insert_many / df_upsert_many; the first one also of posting_insert /
-    // df_upsert_one
-    std::array<PostingRow, kBatchRows> rows;
+    // rows of df_upsert_many; the first one also of df_upsert_one
     std::array<std::string, kBatchRows> df_terms;
     std::array<long long, kBatchRows> df_deltas{};
 
@@ -151,9 +172,9 @@ struct WriteStatements {
     soci::statement text_insert, text_update, text_delete;
     soci::statement links_delete, link_insert, attachments_delete, attachment_insert;
     soci::statement collection_count_add, user_counts_add, note_delete;
-    soci::statement note_stored_index, posting_insert, posting_delete;
-    soci::statement df_add, df_upsert_one, df_delete_if;
-    soci::statement postings_insert_many, df_upsert_many;
+    soci::statement note_stored_index, posting_delete;
+    soci::statement df_add, df_upsert_one, df_delete_if, df_upsert_many;
+    PostingInserts postings;  // with user_id of its own
 };
 
 using notesd::uuid_from_halves;  // util.hpp
@@ -180,6 +201,8 @@ struct NoteWrite {
     std::vector<std::string> attachment_ids;   // canonical, parallel to in->attachments
     std::string collections_text, audio_text;  // the denormalised columns
     std::string hash;                          // over every stored field
+    /// The version to store; unset: 1 for a new note, the stored one plus one for a change.
+    std::optional<long long> version;
 };
 
 }  // namespace detail

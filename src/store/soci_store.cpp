@@ -6,6 +6,8 @@
 
 #include "store/index_rows.hpp"
 #include "store/index_sqlite.hpp"
+#include "store/soci_collections.hpp"
+#include "store/soci_notes.hpp"
 #include "store/soci_stmt.hpp"
 #include "base/log.hpp"
 #include "base/util.hpp"
@@ -87,7 +89,7 @@ SociStore::SociStore(DbTarget target)
       index_(detail::make_index_strategy(
           target_.backend, sql_, *dialect_,
           [this](long long user_id, const std::string& uuid, long long* note_count) {
-              return find_collection(user_id, uuid, note_count);
+              return collection_row_id(user_id, uuid, note_count);
           })) {
     try {
         guarded("open", [&] { connect(); });
@@ -158,6 +160,8 @@ void SociStore::housekeeping() noexcept {
 void SociStore::drop_statements() {
     reads_.reset();
     writes_.reset();
+    notes_.reset();
+    collections_.reset();
     index_->drop_statements();
 }
 
@@ -295,7 +299,7 @@ std::vector<UserInfo> SociStore::list_users() {
 
 long long SociStore::add_token(long long user_id, const std::string& token_hash,
                                const std::string& prefix, const std::string& label,
-                               long long now_us) {
+                               long long now_us, TokenScope scope) {
     // A guard against storing a raw token by mistake: only a SHA-256 hex digest is accepted.
     const bool hex64 = token_hash.size() == 64 &&
                        std::all_of(token_hash.begin(), token_hash.end(), [](char c) {
@@ -310,11 +314,12 @@ long long SociStore::add_token(long long user_id, const std::string& token_hash,
         long long u = user_id;
         long long created = now_us;
         long long id = 0;
+        std::string scope_name = detail::token_scope_name(scope);
         soci::statement st =
-            Prep(sql_, "INSERT INTO tokens (user_id, token_hash, prefix, label, created_us) "
-                       "VALUES (:u, :h, :p, :l, :t)")
+            Prep(sql_, "INSERT INTO tokens (user_id, token_hash, prefix, label, created_us, "
+                       "scope) VALUES (:u, :h, :p, :l, :t, :s)")
                 .in(u, "u").in(token_hash, "h").in(prefix, "p").in(label, "l").in(created, "t")
-                .returning_id(*dialect_, id).done();
+                .in(scope_name, "s").returning_id(*dialect_, id).done();
         run_insert(st, "tokens", id);
         tx.commit();
         return id;
@@ -328,12 +333,16 @@ std::vector<TokenInfo> SociStore::list_tokens(long long user_id) {
         long long revoked = 0;
         soci::indicator revoked_ind = soci::i_ok;
         long long u = user_id;
+        std::string scope;
         soci::statement st = Prep(sql_, "SELECT id, user_id, label, prefix, created_us, "
-                                        "revoked_us FROM tokens WHERE user_id = :u ORDER BY id")
+                                        "revoked_us, scope FROM tokens WHERE user_id = :u "
+                                        "ORDER BY id")
                                  .out(t.id).out(t.user_id).out(t.label).out(t.prefix)
-                                 .out(t.created_us).out(revoked, revoked_ind).in(u, "u").done();
+                                 .out(t.created_us).out(revoked, revoked_ind).out(scope)
+                                 .in(u, "u").done();
         st.execute();
         while (st.fetch()) {
+            t.scope = detail::token_scope(scope);
             t.revoked_us = revoked_ind == soci::i_ok ? std::optional<long long>(revoked)
                                                      : std::nullopt;
             out.push_back(t);

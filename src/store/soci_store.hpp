@@ -12,6 +12,7 @@
 #include "store/dialect.hpp"
 #include "store/index_strategy.hpp"
 #include "store/migrations.hpp"
+#include "store/soci_stmt.hpp"
 #include "store/sqlite_direct.hpp"
 #include "store/store.hpp"
 
@@ -22,6 +23,9 @@ namespace detail {
 struct ReadStatements;
 struct WriteStatements;
 struct NoteWrite;
+struct NoteStatements;
+struct NoteState;
+struct CollectionStatements;
 }  // namespace detail
 
 class SociStore final : public Store {
@@ -75,14 +79,41 @@ public:
     std::vector<UserInfo> list_users() override;
     long long add_token(long long user_id, const std::string& token_hash,
                         const std::string& prefix, const std::string& label,
-                        long long now_us) override;
+                        long long now_us, TokenScope scope) override;
     std::vector<TokenInfo> list_tokens(long long user_id) override;
     bool revoke_token(long long token_id, long long now_us) override;
+    std::vector<std::string> check_user(long long user_id) override;  // soci_check.cpp
     std::vector<WriteOutcome> write_batch(long long user_id,
                                           const std::vector<CollectionInput>& collections,
                                           const std::vector<NoteInput>& notes) override;
     long long pack_postings(long long user_id) override;
+
+    // NoteEditor, NoteTrash and the note delete (soci_notes.cpp)
+    std::optional<NoteRecord> find_note(long long user_id, const std::string& note_id) override;
+    std::vector<std::pair<std::string, std::string>> collection_titles(long long user_id) override;
+    NoteWriteResult create_note(long long user_id, const NoteInput& n) override;
+    NoteWriteResult update_note(long long user_id, const NoteInput& n,
+                                long long expected_version) override;
+    NoteWriteResult set_note_created(long long user_id, const std::string& note_id,
+                                     long long created_us) override;
+    bool trash_note(long long user_id, const std::string& note_id, long long now_us) override;
+    bool restore_note(long long user_id, const std::string& note_id) override;
+    std::vector<std::string> trashed_note_ids(long long user_id) override;
     bool delete_note(long long user_id, const std::string& note_id) override;
+
+    // CollectionEditor (soci_collections.cpp)
+    std::optional<CollectionItem> find_collection(long long user_id,
+                                                  const std::string& collection_id) override;
+    CollectionWrite create_collection(long long user_id, const CollectionInput& c) override;
+    CollectionWrite update_collection(long long user_id, const std::string& collection_id,
+                                      const CollectionPatch& p, CollectionItem* out) override;
+    CollectionWrite delete_collection(long long user_id, const std::string& collection_id) override;
+    CollectionWrite link_note(long long user_id, const std::string& collection_id,
+                              const std::string& note_id) override;
+    CollectionWrite unlink_note(long long user_id, const std::string& collection_id,
+                                const std::string& note_id) override;
+    CollectionWrite move_note(long long user_id, const std::string& source,
+                              const std::string& note_id, const std::string& target) override;
 
     /// The busy timeout (SQLite) or lock wait (servers) this session was set up with.
     int busy_timeout_ms() const { return target_.busy_timeout_ms; }
@@ -107,6 +138,10 @@ private:
     /// opened afresh; returns true when f may run once more (may_replay), else throws.
     bool recover(const char* op, const soci::soci_error& e, bool may_replay);
     void reconnect();
+    /// guarded f in one write transaction with the user's writer lock held, committed when f
+    /// returns (whatever f decided, it is that state: an outcome without a write commits none).
+    template <class F>
+    auto locked_write(const char* op, long long user_id, F&& f) -> decltype(f());
     void connect();
     /// The dialect's session statements and, on SQLite, the connection's tuning (after every
     /// connect and reconnect).
@@ -116,8 +151,23 @@ private:
     void drop_statements();
     detail::ReadStatements& reads();
     detail::WriteStatements& writes();
+    detail::NoteStatements& note_statements();
+    detail::CollectionStatements& collection_statements();
     /// The id (and note_count) of the user's collection with this uuid; 0 when unknown.
-    long long find_collection(long long user_id, const std::string& uuid, long long* note_count);
+    long long collection_row_id(long long user_id, const std::string& uuid, long long* note_count);
+    /// The canonical ids among `uuids` of collections the user has, de-duplicated, in order.
+    std::vector<std::string> existing_collections(long long user_id,
+                                                  const std::vector<std::string>& uuids);
+    /// The user's live / trashed note, its links limited to the collections that exist.
+    std::optional<detail::NoteState> live_note(long long user_id, const std::string& uuid);
+    std::optional<detail::NoteState> trashed_note(long long user_id, const std::string& uuid);
+    bool is_trashed(long long user_id, const std::string& uuid);
+    /// One note through write_batch's path (version: as NoteWrite::version), the user locked
+    /// by the caller.
+    WriteOutcome write_note_locked(long long user_id, const NoteInput& n,
+                                   std::optional<long long> version);
+    /// Deletes a live note with everything derived from it; false when there is none.
+    bool remove_note_locked(long long user_id, const std::string& uuid);
     bool table_exists(const std::string& name);
     bool apply_migration(const EmbeddedMigration& m);
     /// Data steps a migration's SQL cannot do, run in its transaction right after the script.
@@ -148,6 +198,8 @@ private:
     detail::SqliteTuning lite_;  // SQLite: lock waits and checkpoints (sqlite_direct.hpp)
     std::unique_ptr<detail::ReadStatements> reads_;
     std::unique_ptr<detail::WriteStatements> writes_;
+    std::unique_ptr<detail::NoteStatements> notes_;
+    std::unique_ptr<detail::CollectionStatements> collections_;
     std::unique_ptr<detail::IndexStrategy> index_;
 };
 
@@ -161,6 +213,17 @@ auto SociStore::guarded(const char* op, F&& f, Replay replay) -> decltype(f()) {
             recover(op, e, replay == Replay::reads && !replayed);
         }
     }
+}
+
+template <class F>
+auto SociStore::locked_write(const char* op, long long user_id, F&& f) -> decltype(f()) {
+    return guarded(op, [&] {
+        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        lock_user(user_id);
+        auto out = f();
+        tx.commit();
+        return out;
+    });
 }
 
 }  // namespace notesd

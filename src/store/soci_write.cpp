@@ -21,15 +21,6 @@ using detail::WriteStatements;
 
 namespace {
 
-const char* kind_name(AttachmentKind k) {
-    switch (k) {
-        case AttachmentKind::Image: return "image";
-        case AttachmentKind::Audio: return "audio";
-        case AttachmentKind::File: break;
-    }
-    return "file";
-}
-
 std::string canonical(const std::string& uuid, const char* what) {
     const std::optional<std::string> id = parse_uuid(uuid);
     if (!id) throw std::invalid_argument(std::string("invalid ") + what + " id");
@@ -38,12 +29,6 @@ std::string canonical(const std::string& uuid, const char* what) {
 
 void need_utf8(const std::string& s, const char* what) {
     if (!valid_utf8(s)) throw std::invalid_argument(std::string(what) + " is not valid UTF-8");
-}
-
-std::string join(const std::vector<std::string>& v) {
-    std::string out;
-    for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
-    return out;
 }
 
 // Length-prefixed fields, so no two different notes serialise alike.
@@ -73,28 +58,28 @@ void each_term(const std::string& f, F&& fn) {
     }
 }
 
-// Postings rows of one user (WriteStatements::u) inserted kBatchRows per statement; flush() writes
-// the rest one by one.
+// Postings rows of one user (PostingInserts::user_id) inserted kBatchRows per statement;
+// flush() writes the rest one by one.
 class PostingBuffer {
 public:
-    explicit PostingBuffer(detail::WriteStatements& w) : w_(w) {}
+    explicit PostingBuffer(detail::PostingInserts& w) : w_(w) {}
     void add(detail::PostingRow r) {
         w_.rows[n_++] = std::move(r);
         if (n_ == detail::kBatchRows) {
-            exec(w_.postings_insert_many);
+            exec(w_.many);
             n_ = 0;
         }
     }
     void flush() {
         for (std::size_t k = 0; k < n_; ++k) {
             if (k > 0) w_.rows[0] = std::move(w_.rows[k]);
-            exec(w_.posting_insert);
+            exec(w_.one);
         }
         n_ = 0;
     }
 
 private:
-    detail::WriteStatements& w_;
+    detail::PostingInserts& w_;
     std::size_t n_ = 0;
 };
 
@@ -144,8 +129,8 @@ NoteWrite prepare_note(const NoteInput& n) {
         need_utf8(a.target, "attachment target");
         if (a.kind == AttachmentKind::Audio) audio.push_back(note.attachment_ids.back());
     }
-    note.collections_text = join(note.collections);
-    note.audio_text = join(audio);
+    note.collections_text = detail::join_list(note.collections, ',');
+    note.audio_text = detail::join_list(audio, ',');
     detail::uuid_halves(note.id, note.hi, note.lo);
     need_utf8(n.title_terms, "note title terms");
     need_utf8(n.body_terms, "note body terms");
@@ -162,7 +147,7 @@ NoteWrite prepare_note(const NoteInput& n) {
     field(s, note.collections_text);
     for (std::size_t i = 0; i < n.attachments.size(); ++i) {
         field(s, note.attachment_ids[i]);
-        field(s, kind_name(n.attachments[i].kind));
+        field(s, detail::attachment_kind_name(n.attachments[i].kind));
         field(s, n.attachments[i].target);
     }
     // The index fields count too: a re-analysis of the same note is an update.
@@ -220,7 +205,9 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     }
     w.note_uuid = n.id;
     const bool existed = fetch_one(w.note_find);
-    if (existed && w.found_hash == n.hash) return WriteOutcome::Unchanged;
+    const long long stored_version = existed ? w.found_version : 0;
+    if (existed && w.found_hash == n.hash && (!n.version || *n.version == stored_version))
+        return WriteOutcome::Unchanged;
     long long note_id = w.found_id;
     // The stored index is read before the update overwrites it.
     if (existed) reindex_note(&n, note_id, true, n.id, delta);
@@ -239,6 +226,7 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     w.title_len = in.title_len;
     w.body_len = in.body_len;
     w.plain_text = in.plain_text;
+    w.version = n.version ? *n.version : stored_version + 1;
     if (existed) {
         w.row_id = note_id;
         exec(w.note_update);
@@ -315,7 +303,8 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
     std::vector<detail::IndexDelta::Op>& ops = delta.ops;
     std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
     index_->before_postings_write(user_id, ops);
-    PostingBuffer inserts(w);
+    w.postings.user_id = user_id;
+    PostingBuffer inserts(w.postings);
     for (std::size_t i = 0; i < ops.size();) {
         std::size_t j = i + 1;
         while (j < ops.size() && !(ops[i].key < ops[j].key)) ++j;
@@ -418,7 +407,7 @@ void SociStore::relink_note(const NoteWrite& n, long long note_id, bool existed,
     const std::vector<Attachment>& atts = n.in->attachments;
     for (std::size_t i = 0; i < atts.size(); ++i) {
         w.attachment_uuid = n.attachment_ids[i];
-        w.kind = kind_name(atts[i].kind);
+        w.kind = detail::attachment_kind_name(atts[i].kind);
         w.target = atts[i].target;
         exec(w.attachment_insert);
     }
@@ -447,6 +436,12 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
         detail::IndexDelta delta;
         for (const CollectionInput& c : colls) upsert_collection(c, ids, delta);
         for (const NoteWrite& n : prepared) {
+            // Ids are unique across live and trashed notes: a re-import leaves a trashed one
+            // in the trash.
+            if (is_trashed(user_id, n.id)) {
+                out.push_back(WriteOutcome::Unchanged);
+                continue;
+            }
             out.push_back(upsert_note(n, ids, delta));
             // A huge batch is applied in parts, so memory stays bounded.
             if (delta.ops.size() >= kMaxPendingPostings) apply_index(user_id, delta);
@@ -466,7 +461,7 @@ void SociStore::rebuild_postings() {
         long long note = 0, created = 0, flags = 0, tfs = 0, lens = 0;
         std::string pos;
     };
-    WriteStatements& w = writes();
+    detail::PostingInserts postings(sql_);
     long long last = 0, lim = 1000, id = 0, user = 0, updated = 0, created = 0, flags = 0;
     long long tlen = 0, blen = 0;
     std::string uuid, tt, bt;
@@ -495,10 +490,10 @@ void SociStore::rebuild_postings() {
         std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
             return a.user != b.user ? a.user < b.user : a.key < b.key;
         });
-        PostingBuffer inserts(w);
+        PostingBuffer inserts(postings);
         for (const Row& r : rows) {
-            if (r.user != w.user_id) inserts.flush();  // one statement holds one user's rows
-            w.user_id = r.user;
+            if (r.user != postings.user_id) inserts.flush();  // one statement holds one user's rows
+            postings.user_id = r.user;
             inserts.add(detail::PostingRow{r.key.term, r.key.updated_us, r.key.uid_hi, r.key.uid_lo, r.note,
                                            r.created, r.flags, r.tfs, r.lens, r.pos});
         }
@@ -518,39 +513,47 @@ long long SociStore::pack_postings(long long user_id) {
     });
 }
 
-bool SociStore::delete_note(long long user_id, const std::string& note_id) {
-    const std::optional<std::string> id = parse_uuid(note_id);
-    if (!id) return false;
-    return guarded("delete_note", [&] {
-        detail::WriteTxn tx(sql_, dialect_->begin_write());
-        WriteStatements& w = writes();
-        w.user_id = user_id;
-        if (!fetch_one(w.lock_user)) return false;
-        w.note_uuid = *id;
-        if (!fetch_one(w.note_find)) return false;
-        const long long nid = w.found_id;
-        detail::IndexDelta delta;
-        reindex_note(nullptr, nid, true, *id, delta);
-        delta.notes = -1;
-        w.row_id = nid;
-        std::vector<long long> links;
-        w.note_links.execute();
-        while (w.note_links.fetch()) links.push_back(w.linked_collection_id);
-        for (long long c : links) {
-            w.collection_id = c;
-            w.note_count_delta = -1;
-            exec(w.collection_count_add);
-        }
-        // Explicit deletes keep the counts right even on a connection without foreign keys.
-        w.row_id = nid;
-        exec(w.links_delete);
-        exec(w.attachments_delete);
-        exec(w.text_delete);
-        exec(w.note_delete);
-        apply_index(user_id, delta);
-        tx.commit();
-        return true;
-    });
+// One note through write_batch's path, inside the caller's transaction with the user locked:
+// the note, its links, attachments, counts and search index.
+WriteOutcome SociStore::write_note_locked(long long user_id, const NoteInput& n,
+                                          std::optional<long long> version) {
+    NoteWrite note = prepare_note(n);
+    note.version = version;
+    std::map<std::string, long long> ids;
+    detail::IndexDelta delta;
+    const WriteOutcome out = upsert_note(note, ids, delta);
+    apply_index(user_id, delta);
+    return out;
+}
+
+// Removes a live note with its links, attachments, counts and index entries, inside the
+// caller's transaction with the user locked; false when the user has no such live note.
+bool SociStore::remove_note_locked(long long user_id, const std::string& uuid) {
+    WriteStatements& w = writes();
+    w.user_id = user_id;
+    w.note_uuid = uuid;
+    if (!fetch_one(w.note_find)) return false;
+    const long long nid = w.found_id;
+    detail::IndexDelta delta;
+    reindex_note(nullptr, nid, true, uuid, delta);
+    delta.notes = -1;
+    w.row_id = nid;
+    std::vector<long long> links;
+    w.note_links.execute();
+    while (w.note_links.fetch()) links.push_back(w.linked_collection_id);
+    for (long long c : links) {
+        w.collection_id = c;
+        w.note_count_delta = -1;
+        exec(w.collection_count_add);
+    }
+    // Explicit deletes keep the counts right even on a connection without foreign keys.
+    w.row_id = nid;
+    exec(w.links_delete);
+    exec(w.attachments_delete);
+    exec(w.text_delete);
+    exec(w.note_delete);
+    apply_index(user_id, delta);
+    return true;
 }
 
 }  // namespace notesd

@@ -190,8 +190,13 @@ long long PackedPostings::pack_term(long long user_id, const std::string& term) 
     std::vector<PackedPosting> block;
     for (const auto& [from, to] : gaps) {
         // Blocks of kPackRows rows from the newest down; the last one reaches down to `from`,
-        // so the blocks tile [from, to) (an empty gap gets one empty block).
+        // so the blocks tile [from, to) (an empty gap gets one empty block). Above the newest
+        // row of a term nothing is packed: a note written later (a newer updated_us, as every
+        // create and update of the API is) then lands in that gap instead of dropping the
+        // newest block of each of its terms.
         ListKey top = to;
+        const bool open_top = to == kListEnd;
+        bool first = true;
         auto flush = [&](const ListKey& bottom) {
             const std::string data = encode_block(block);
             insert.bind(1, user_id).bind(2, term);
@@ -206,6 +211,9 @@ long long PackedPostings::pack_term(long long user_id, const std::string& term) 
         bind_key(rows, 3, from);
         bind_key(rows, 6, to);
         while (rows.step()) {
+            if (first && open_top && rows.i64(0) < INT64_MAX)
+                top = ListKey{rows.i64(0) + 1, INT64_MIN, INT64_MIN};  // just above the newest
+            first = false;
             if (block.size() == kPackRows) flush(ListKey{block.back().updated_us, block.back().uid_hi,
                                                          block.back().uid_lo});
             const long long tfs = rows.i64(5), lens = rows.i64(6);
@@ -214,7 +222,7 @@ long long PackedPostings::pack_term(long long user_id, const std::string& term) 
                                           pair_first(lens), pair_second(lens),
                                           std::string(rows.text(7))});
         }
-        flush(from);
+        if (!(first && open_top)) flush(from);  // an empty open top stays a gap
     }
     return written;
 }

@@ -7,8 +7,12 @@
 //  - HitReader: the current list items of a page of search results.
 //  - ReadViews / ReadScope: one consistent view over several reads (SQLite: a read transaction).
 //  - SearchStore: the four above together, what the search endpoint uses.
-//  - NoteWriter: batch upsert, delete and index upkeep (ingest: import, demo; notesctl).
-//  - Admin: schema, users and tokens (notesctl).
+//  - NoteWriter: batch upsert, delete and index upkeep (ingest: import, demo; notesctl; the
+//    API's note delete).
+//  - NoteEditor, NoteTrash (note_editor.hpp): one note by id and the API's note writes; the
+//    trash (also import and export).
+//  - CollectionEditor (collection_editor.hpp): one collection by id, its writes, note links.
+//  - Admin: schema, users and tokens, and the consistency check (notesctl).
 //  - Housekeeping: work a worker runs after a response instead of during a request.
 // Store is all of them; SociStore (soci_store.hpp) implements it for every backend, and
 // open_store makes one. The owner of a Store (api/app.cpp, notesctl) hands out the roles.
@@ -23,7 +27,9 @@
 #include "base/model.hpp"
 #include "index/search_index.hpp"
 #include "index/snapshots.hpp"
+#include "store/collection_editor.hpp"
 #include "store/fault.hpp"
+#include "store/note_editor.hpp"
 
 namespace notesd {
 
@@ -88,10 +94,13 @@ class NoteWriter {
 public:
     virtual ~NoteWriter() = default;
     /// Inserts or updates (by user and uuid) in one transaction; keeps note_count consistent.
+    /// An update of a note's content raises its version by one; a note in the trash keeps its
+    /// id and stays there (Unchanged).
     virtual std::vector<WriteOutcome> write_batch(long long user_id,
                                                   const std::vector<CollectionInput>& collections,
                                                   const std::vector<NoteInput>& notes) = 0;
-    /// false when the user has no such note
+    /// Deletes a live or trashed note with its links and index entries for good; false when
+    /// the user has no such note.
     virtual bool delete_note(long long user_id, const std::string& note_id) = 0;
     /// Brings the user's read-optimised copy of the search index up to date after writes
     /// (SQLite: packs the postings rows written since into blocks, sqlite_packed.hpp); searches
@@ -109,10 +118,15 @@ public:
     virtual std::vector<UserInfo> list_users() = 0;
     virtual long long add_token(long long user_id, const std::string& token_hash,
                                 const std::string& prefix, const std::string& label,
-                                long long now_us) = 0;
+                                long long now_us, TokenScope scope) = 0;
     virtual std::vector<TokenInfo> list_tokens(long long user_id) = 0;
     /// false when no such token exists
     virtual bool revoke_token(long long token_id, long long now_us) = 0;
+    /// Compares the user's maintained counts (users, collections.note_count) with a recount and
+    /// the search index (postings, term_df, token sums, and a strategy's read-optimised copy)
+    /// with a rebuild from the stored terms, under the user's writer lock; one line per
+    /// difference, none when consistent. Writes nothing.
+    virtual std::vector<std::string> check_user(long long user_id) = 0;
 };
 
 class Housekeeping {
@@ -130,6 +144,9 @@ class Store : public NoteReader,
               public TokenLookup,
               public SearchStore,
               public NoteWriter,
+              public NoteEditor,
+              public NoteTrash,
+              public CollectionEditor,
               public Admin,
               public Housekeeping {};
 

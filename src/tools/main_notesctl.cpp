@@ -15,6 +15,7 @@
 #include "server/status_server.hpp"
 #include "tools/status_view.hpp"
 #include "ingest/demo.hpp"
+#include "ingest/export.hpp"
 #include "ingest/import.hpp"
 #include "store/store.hpp"
 #include "base/util.hpp"
@@ -32,14 +33,23 @@ const char* const kUsage =
     "  migrate                        create or upgrade the database schema\n"
     "  user add NAME                  add a user\n"
     "  user list                      list users with their note and collection counts\n"
-    "  token create USER [--label L]  create an API token; it is printed once, alone on the\n"
-    "                                 last line of standard output\n"
-    "  token list USER                list a user's tokens (prefixes only)\n"
+    "  token create USER [--label L] [--read-only]\n"
+    "                                 create an API token (read-write unless --read-only); it is\n"
+    "                                 printed once, alone on the last line of standard output\n"
+    "  token list USER                list a user's tokens (prefixes and scopes only)\n"
     "  token revoke ID                revoke a token\n"
     "  import USER PATH [--batch N]   import a folder of .md files or a .jsonl file\n"
     "                                 (N notes per transaction, default 1000)\n"
+    "  export USER [--format jsonl|markdown] PATH\n"
+    "                                 write the user's collections and notes to a .jsonl file\n"
+    "                                 (default) or a new folder of .md files; importing it\n"
+    "                                 into an empty database and exporting again gives the\n"
+    "                                 same bytes\n"
     "  demo USER [--notes N]          generate demo notes (default 1200)\n"
     "  note delete USER NOTE_ID       delete one note\n"
+    "  check USER                     compare the user's maintained counts with a recount and\n"
+    "                                 the search index with a rebuild from the stored text;\n"
+    "                                 prints each difference, exit status 1 when there is one\n"
     "  pack USER                      pack the user's search postings for fast reads (SQLite;\n"
     "                                 import, demo and note delete do it after writing)\n"
     "  status [--socket ADDR] [--format text|json|prometheus]\n"
@@ -57,7 +67,7 @@ struct UsageError : std::runtime_error {
 struct Args {
     std::string db;
     std::string config;
-    std::map<std::string, std::string> options;  // command options: --label, --notes
+    std::map<std::string, std::string> options;  // command options: --label, --notes, ...
     std::vector<std::string> words;              // command, subcommand and operands
     bool help = false;
 };
@@ -70,6 +80,10 @@ Args parse_args(int argc, char** argv) {
         if (operands_only || arg.size() < 2 || arg[0] != '-') { a.words.push_back(arg); continue; }
         if (arg == "--") { operands_only = true; continue; }
         if (arg == "-h" || arg == "--help") { a.help = true; continue; }
+        if (arg == "--read-only") {  // a switch without a value
+            if (!a.options.emplace(arg, "").second) throw UsageError(arg + " given twice");
+            continue;
+        }
         std::string name = arg, value;
         std::size_t eq = arg.find('=');
         bool inline_value = eq != std::string::npos;
@@ -115,7 +129,9 @@ public:
             {"user list", {2, &Tool::user_list}},     {"token create", {3, &Tool::token_create}},
             {"token list", {3, &Tool::token_list}},   {"token revoke", {3, &Tool::token_revoke}},
             {"import", {3, &Tool::import}},           {"demo", {2, &Tool::demo}},
-            {"note delete", {4, &Tool::note_delete}}, {"pack", {2, &Tool::pack}}};
+            {"export", {3, &Tool::export_data}},
+            {"note delete", {4, &Tool::note_delete}}, {"pack", {2, &Tool::pack}},
+            {"check", {2, &Tool::check_user}}};
         auto it = kCommands.find(cmd);
         if (it == kCommands.end()) throw UsageError("unknown command '" + cmd + "'");
         if (a_.words.size() != it->second.first)
@@ -123,8 +139,10 @@ public:
                              std::to_string(it->second.first - 1 - (sub_commands() ? 1 : 0)) +
                              " argument(s)");
         for (const auto& [name, value] : a_.options)
-            if (!(name == "--label" && cmd == "token create") && !(name == "--notes" && cmd == "demo") &&
-                !(name == "--batch" && cmd == "import"))
+            if (!((name == "--label" || name == "--read-only") && cmd == "token create") &&
+                !(name == "--notes" && cmd == "demo") &&
+                !(name == "--batch" && cmd == "import") &&
+                !(name == "--format" && cmd == "export"))
                 throw UsageError(name + " does not apply to '" + cmd + "'");
         if (auto n = a_.options.find("--notes"); n != a_.options.end()) {
             const std::string& v = n->second;
@@ -138,13 +156,20 @@ public:
                 (batch_ = std::stoi(v)) < 1 || batch_ > 100000)
                 throw UsageError("--batch must be an integer from 1 to 100000");
         }
+        if (auto f = a_.options.find("--format"); f != a_.options.end()) {
+            if (f->second == "markdown") format_ = ExportFormat::Markdown;
+            else if (f->second != "jsonl") throw UsageError("--format must be jsonl or markdown");
+        }
         cmd_ = cmd;
         handler_ = it->second.second;
     }
 
-    int run(Admin& admin, NoteWriter& writer) {
-        admin_ = &admin;
-        writer_ = &writer;
+    int run(Store& store) {
+        admin_ = &store;
+        writer_ = &store;
+        reader_ = &store;
+        trash_ = &store;
+        editor_ = &store;
         if (cmd_ != "migrate") require_schema();
         return (this->*handler_)();
     }
@@ -201,8 +226,11 @@ private:
         // 256 random bits; only the SHA-256 and a recognisable prefix are stored.
         std::string token = "notesd_" + base64url_encode(random_bytes(32));
         std::string prefix = token.substr(0, 12);
-        long long id = admin_->add_token(u.id, sha256_hex(token), prefix, label, now_us());
-        std::cerr << "created token " << id << " for user " << u.name << " (id " << u.id << ")"
+        const bool read_only = a_.options.count("--read-only") > 0;
+        long long id = admin_->add_token(u.id, sha256_hex(token), prefix, label, now_us(),
+                                         read_only ? TokenScope::ReadOnly : TokenScope::ReadWrite);
+        std::cerr << "created " << (read_only ? "read-only" : "read-write") << " token " << id
+                  << " for user " << u.name << " (id " << u.id << ")"
                   << (label.empty() ? "" : ", label '" + label + "'") << ", prefix " << prefix
                   << "\nthe token is shown only now; store it safely:\n";
         std::cerr.flush();
@@ -212,9 +240,11 @@ private:
 
     int token_list() {
         UserInfo u = user(a_.words[2]);
-        std::cout << pad("ID", 8) << pad("PREFIX", 16) << pad("CREATED", 28) << pad("REVOKED", 28) << "LABEL\n";
+        std::cout << pad("ID", 8) << pad("PREFIX", 16) << pad("SCOPE", 12) << pad("CREATED", 28)
+                  << pad("REVOKED", 28) << "LABEL\n";
         for (const TokenInfo& t : admin_->list_tokens(u.id))
             std::cout << pad(std::to_string(t.id), 8) << pad(t.prefix + "...", 16)
+                      << pad(t.scope == TokenScope::ReadOnly ? "read-only" : "read-write", 12)
                       << pad(format_time(t.created_us), 28)
                       << pad(t.revoked_us ? format_time(*t.revoked_us) : "-", 28) << t.label << "\n";
         return 0;
@@ -235,10 +265,18 @@ private:
         ImportOptions opt;
         opt.progress = ::isatty(STDERR_FILENO) == 1;
         opt.batch_size = static_cast<std::size_t>(batch_);
+        opt.trash = trash_;
         ImportReport r = import_path(*writer_, u.id, a_.words[2], opt);
         for (const ImportIssue& issue : r.errors) std::cerr << "notesctl: " << format_issue(issue) << "\n";
         std::cout << format_summary(r) << "\n";
         return r.errors.empty() ? 0 : kExitError;
+    }
+
+    int export_data() {
+        UserInfo u = user(a_.words[1]);
+        const ExportReport r = export_user(*reader_, *trash_, *editor_, u.id, format_, a_.words[2]);
+        std::cout << format_export_summary(r) << "\n";
+        return 0;
     }
 
     int demo() {
@@ -253,6 +291,17 @@ private:
         std::cout << "packed " << writer_->pack_postings(u.id) << " postings blocks for user " << u.name
                   << "\n";
         return 0;
+    }
+
+    int check_user() {
+        UserInfo u = user(a_.words[1]);
+        const std::vector<std::string> problems = admin_->check_user(u.id);
+        for (const std::string& p : problems) std::cout << p << "\n";
+        std::cerr << "user " << u.name << ": "
+                  << (problems.empty() ? "counts and search index consistent"
+                                       : std::to_string(problems.size()) + " difference(s)")
+                  << "\n";
+        return problems.empty() ? 0 : kExitError;
     }
 
     int note_delete() {
@@ -272,6 +321,10 @@ private:
     int (Tool::*handler_)() = nullptr;
     Admin* admin_ = nullptr;
     NoteWriter* writer_ = nullptr;
+    NoteReader* reader_ = nullptr;
+    NoteTrash* trash_ = nullptr;
+    NoteEditor* editor_ = nullptr;
+    ExportFormat format_ = ExportFormat::Jsonl;
 };
 
 // Exception text from the database layer may carry SQL and bound values: keep the message only.
@@ -313,7 +366,7 @@ int run(int argc, char** argv) {
         Tool tool(args);
         tool.check();
         std::unique_ptr<Store> store = open_store_for_bulk(resolve_db(args));
-        return tool.run(*store, *store);
+        return tool.run(*store);
     } catch (const UsageError& e) {
         std::cerr << "notesctl: " << e.what() << "\n(see 'notesctl --help')\n";
         return kExitUsage;

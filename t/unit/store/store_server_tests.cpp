@@ -105,7 +105,7 @@ BOOST_FIXTURE_TEST_CASE(killed_connection_reconnects, ServerFixture) {
     if (!server()) return;
     const long long u = store->add_user("kill-" + new_uuid().substr(0, 8), 1);
     const std::string hash = sha256_hex(new_uuid());
-    store->add_token(u, hash, "p", "", 1);
+    store->add_token(u, hash, "p", "", 1, TokenScope::ReadWrite);
     auto admin = raw();
     const std::set<long long> before = other_connections(*admin);
     auto victim = open_store(conn);

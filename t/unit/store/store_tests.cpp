@@ -216,8 +216,8 @@ BOOST_FIXTURE_TEST_CASE(users_and_tokens, StoreFixture) {
 
     const std::string raw = base64url_encode(random_bytes(32));
     const std::string hash = sha256_hex(raw);
-    BOOST_CHECK_THROW(store->add_token(a, raw, raw.substr(0, 8), "x", 1), std::invalid_argument);
-    const long long tid = store->add_token(a, hash, raw.substr(0, 8), "laptop", 50);
+    BOOST_CHECK_THROW(store->add_token(a, raw, raw.substr(0, 8), "x", 1, TokenScope::ReadWrite), std::invalid_argument);
+    const long long tid = store->add_token(a, hash, raw.substr(0, 8), "laptop", 50, TokenScope::ReadWrite);
     auto p = store->find_token(hash);
     BOOST_REQUIRE(p);
     BOOST_CHECK_EQUAL(p->user_id, a);
@@ -236,7 +236,7 @@ BOOST_FIXTURE_TEST_CASE(users_and_tokens, StoreFixture) {
     BOOST_CHECK(store->revoke_token(tid, 100));  // revoking again: still exists, time kept
     BOOST_CHECK_EQUAL(*store->list_tokens(a)[0].revoked_us, 99);
     BOOST_CHECK(!store->revoke_token(tid + 1000000, 1));
-    BOOST_CHECK_THROW(store->add_token(a + 1000000, sha256_hex("y"), "y", "", 1),
+    BOOST_CHECK_THROW(store->add_token(a + 1000000, sha256_hex("y"), "y", "", 1, TokenScope::ReadWrite),
                       std::invalid_argument);
 }
 
@@ -483,7 +483,7 @@ BOOST_FIXTURE_TEST_CASE(utf8_round_trip, StoreFixture) {
 BOOST_FIXTURE_TEST_CASE(second_connection_sees_writes, StoreFixture) {
     const long long u = user("two");
     const std::string hash = sha256_hex(new_uuid());
-    const long long tid = store->add_token(u, hash, "p", "", 1);
+    const long long tid = store->add_token(u, hash, "p", "", 1, TokenScope::ReadWrite);
     BOOST_CHECK(store->find_token(hash));
     BOOST_CHECK_EQUAL(store->count_notes(u, {}), 0);
     BOOST_CHECK(store->list_notes(u, {}, OrderBy::UpdatedAt, std::nullopt, 5, false).empty());
