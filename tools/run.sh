@@ -114,6 +114,11 @@ cat <<EOF
 notesd is serving http://127.0.0.1:$PORT/v2 (database: $NOTESD_DB, user: $user)
   token: $token
   try:   curl -s -H "Authorization: Bearer $token" '$url'
+  write: curl -s -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \\
+           -d '{"content": "# Hello notesd\\n\\nMy first note, written over the API."}' \\
+           http://127.0.0.1:$PORT/v2/notes
+  find:  curl -s -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \\
+           -d '{"query": "first note"}' http://127.0.0.1:$PORT/v2/notes/search
   status: curl -s http://127.0.0.1:$PORT/notesd-status  (or ?format=prometheus)
   API:   http://127.0.0.1:$PORT/v2/openapi.json (OpenAPI 3.1, no token needed)
   logs:  notesd below; nginx in $rt/logs/

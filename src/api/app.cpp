@@ -1,5 +1,7 @@
 #include "api/app.hpp"
 
+#include <stdexcept>
+
 #include "api/auth.hpp"
 #include "api/cursor.hpp"
 #include "api/errors.hpp"
@@ -39,23 +41,48 @@ Store& App::store() {
     return *store_;
 }
 
+// The handler of the endpoint, given the roles of the store it uses.
+HttpResponse App::dispatch(const HttpRequest& req, const Route& rt, const Principal& who) {
+    Store& st = store();
+    switch (rt.endpoint) {
+        case Endpoint::ListNotes: return list_notes(req, who, st, *cursors_);
+        case Endpoint::ListCollections: return list_collections(req, who, st, *cursors_);
+        case Endpoint::SearchNotes:
+            return search_notes(req, who, st, SearchSettings{cfg_.snapshot_ttl_s});
+        case Endpoint::GetNote: return get_note(req, rt, who, st);
+        case Endpoint::CreateNote: return create_note(req, who, st);
+        case Endpoint::UpdateNote: return update_note(req, rt, who, st);
+        case Endpoint::DeleteNote: return delete_note(req, rt, who, st);
+        case Endpoint::TrashNote: return trash_note(req, rt, who, st);
+        case Endpoint::RestoreNote: return restore_note(req, rt, who, st);
+        case Endpoint::SetNoteCreated: return set_note_created(req, rt, who, st);
+        case Endpoint::CreateCollection: return create_collection(req, who, st);
+        case Endpoint::GetCollection: return get_collection(req, rt, who, st);
+        case Endpoint::UpdateCollection: return update_collection(req, rt, who, st);
+        case Endpoint::DeleteCollection: return delete_collection(req, rt, who, st);
+        case Endpoint::SearchCollections: return search_collections(req, who, st, st);
+        case Endpoint::LinkNote: return link_note(req, rt, who, st);
+        case Endpoint::UnlinkNote: return unlink_note(req, rt, who, st);
+        case Endpoint::MoveNote: return move_note(req, rt, who, st);
+        case Endpoint::RelatedNotes: return related_notes(req, rt, who, st);
+        case Endpoint::ExtendedSearch: return extended_search(req, who, st, *cursors_);
+    }
+    throw std::logic_error("an endpoint without a handler");
+}
+
 HttpResponse App::handle(const HttpRequest& req) {
     long long user_id = 0;
     int endpoint = -1;  // for the metrics, also when the request fails after routing
     try {
-        const Endpoint ep = route(req.method, req.path);
-        endpoint = endpoint_index(ep);
+        const Route rt = route(req.method, req.path);
+        endpoint = endpoint_index(rt.endpoint);
         const Principal who = authenticate(req.authorization, store());
         user_id = who.user_id;
+        // Before anything is looked up, so a read-only token learns nothing about what exists.
+        if (rt.writes && who.scope == TokenScope::ReadOnly)
+            throw ApiError(403, "FORBIDDEN", "this token is read-only; writes need a read-write token");
         mark_phase(Phase::parse);
-        HttpResponse r;
-        switch (ep) {
-            case Endpoint::ListNotes: r = list_notes(req, who, store(), *cursors_); break;
-            case Endpoint::ListCollections: r = list_collections(req, who, store(), *cursors_); break;
-            case Endpoint::SearchNotes:
-                r = search_notes(req, who, store(), SearchSettings{cfg_.snapshot_ttl_s});
-                break;
-        }
+        HttpResponse r = dispatch(req, rt, who);
         add_standard_headers(r, req.request_id);
         r.user_id = user_id;
         r.endpoint = endpoint;

@@ -4,11 +4,13 @@
 
 #include "base/config.hpp"
 #include "api/http.hpp"
+#include "base/model.hpp"
 
 namespace notesd {
 
 class Store;
 class CursorCodec;
+struct Route;
 
 class App {
 public:
@@ -24,6 +26,7 @@ public:
 
 private:
     Store& store();
+    HttpResponse dispatch(const HttpRequest& req, const Route& route, const Principal& who);
     Config cfg_;
     std::unique_ptr<Store> store_;
     std::unique_ptr<CursorCodec> cursors_;

@@ -10,6 +10,9 @@ struct CursorState {
     long long sort_us = 0;  // sort value of the last row returned
     std::string id;         // uuid of the last row returned
     long long total = 0;    // total computed on the first page, carried so later pages stay cheap
+    /// A second sort value for orders with two (extended search's relevance order: the
+    /// score's bits in sort_us, updated_us here); such cursors have a longer payload.
+    std::optional<long long> tie;
 };
 
 class CursorCodec {

@@ -14,6 +14,7 @@ struct HttpRequest {
     bool has_body = false;       // CONTENT_LENGTH was present and > 0
     std::string body;            // at most the configured body cap
     std::string authorization;   // HTTP_AUTHORIZATION, may be empty
+    std::string if_none_match;   // HTTP_IF_NONE_MATCH, may be empty
     std::string request_id;      // "api-request-<uuid>", derived from nginx's $request_id
     std::string remote_addr;
 };

@@ -1,5 +1,8 @@
 #include "api/render.hpp"
 
+#include <cmath>
+#include <cstdio>
+
 #include "base/util.hpp"
 
 namespace notesd {
@@ -95,6 +98,14 @@ JsonOut& JsonOut::str(std::string_view v) {
 JsonOut& JsonOut::num(long long v) {
     comma();
     out_ += std::to_string(v);
+    return *this;
+}
+
+JsonOut& JsonOut::real(double v) {
+    comma();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", std::isfinite(v) ? v : 0.0);
+    out_ += buf;
     return *this;
 }
 

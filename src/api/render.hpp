@@ -20,6 +20,8 @@ public:
     JsonOut& key(std::string_view k);
     JsonOut& str(std::string_view v);
     JsonOut& num(long long v);
+    /// A finite number with 6 significant digits (scores); non-finite values are written as 0.
+    JsonOut& real(double v);
     JsonOut& boolean(bool v);
     JsonOut& null();
     JsonOut& str_array(const std::vector<std::string>& v);

@@ -263,9 +263,7 @@ void Ranker::add_counts(std::vector<Candidate>& cands, const std::string& term,
 
 // ---- the search: statistics, candidates, exact top k ----
 
-namespace {
-
-QueryStats gather_stats(SearchIndex& index, long long user_id, const ParsedQuery& query) {
+QueryStats query_stats(SearchIndex& index, long long user_id, const ParsedQuery& query) {
     QueryStats stats;
     const SearchCorpus corpus = index.search_corpus(user_id);
     stats.corpus = CorpusStats{corpus.notes, corpus.title_tokens, corpus.body_tokens};
@@ -282,6 +280,8 @@ QueryStats gather_stats(SearchIndex& index, long long user_id, const ParsedQuery
     }
     return stats;
 }
+
+namespace {
 
 constexpr std::size_t kTermsBatch = kPostingsAtMax;  // open candidates resolved together
 constexpr std::size_t kLookupTerms = 4;  // open terms looked up per batch, at most
@@ -339,8 +339,8 @@ void resolve_batch(SearchIndex& index, long long user_id, const Ranker& ranker,
 // or an upper bound); the walk stops once the limit-th best exact score ranks before the next
 // estimate, since no later candidate can then enter. Open candidates are resolved a batch at a
 // time (resolve_batch), only when visited: most term queries resolve none.
-std::vector<std::string> best_exact(SearchIndex& index, long long user_id, const Ranker& ranker,
-                                    std::vector<Candidate>& cands, std::size_t limit) {
+std::vector<RankedNote> best_exact(SearchIndex& index, long long user_id, const Ranker& ranker,
+                                   std::vector<Candidate>& cands, std::size_t limit) {
     std::vector<Keyed> order;
     std::vector<Estimate> est;
     order.reserve(cands.size());
@@ -395,9 +395,10 @@ std::vector<std::string> best_exact(SearchIndex& index, long long user_id, const
         }
     }
     std::sort(top.begin(), top.end(), keyed_before);
-    std::vector<std::string> ids;
-    for (const Keyed& k : top) ids.push_back(uuid_from_halves(k.hi, k.lo));
-    return ids;
+    std::vector<RankedNote> ranked;
+    for (const Keyed& k : top)
+        ranked.push_back(RankedNote{uuid_from_halves(k.hi, k.lo), k.updated_us, k.score});
+    return ranked;
 }
 
 // The share of the user's notes that lies in the candidates' time window [lo, hi], as the
@@ -466,14 +467,24 @@ void fill_open_counts(SearchIndex& index, long long user_id, const SearchFilter&
 
 std::vector<std::string> ranked_note_ids(SearchIndex& index, long long user_id, const ParsedQuery& query,
                                          const SearchFilter& filter) {
-    if (query.empty()) return {};
-    Ranker ranker(query, gather_stats(index, user_id, query));
+    std::vector<std::string> ids;
+    for (RankedNote& n : ranked_notes(index, user_id, query, filter, kSnapshotSize))
+        ids.push_back(std::move(n.id));
+    return ids;
+}
+
+std::vector<RankedNote> ranked_notes(SearchIndex& index, long long user_id, const ParsedQuery& query,
+                                     const SearchFilter& filter, std::size_t count) {
+    if (query.empty() || count == 0) return {};
+    // More results than the usual candidate bound need as many candidates.
+    const std::size_t max_candidates = std::max(kMaxCandidates, count);
+    Ranker ranker(query, query_stats(index, user_id, query));
     const std::vector<RetrievalUnit> plan = ranker.retrieval_plan(kPostingBudget);
     // With one unit every posting gets the same pre-score, so the candidates are the first
     // kMaxCandidates postings in the store's order (updated desc, id desc), which is exactly
     // the bound's tie order: reading further could not change them (a frequent term alone).
     const long long fetch_limit = plan.size() == 1
-        ? std::min<long long>(kPostingBudget, static_cast<long long>(kMaxCandidates))
+        ? std::min<long long>(kPostingBudget, static_cast<long long>(max_candidates))
         : kPostingBudget;
     std::vector<std::vector<Posting>> postings;
     std::vector<bool> complete;
@@ -492,9 +503,9 @@ std::vector<std::string> ranked_note_ids(SearchIndex& index, long long user_id, 
         complete.push_back(static_cast<long long>(postings.back().size()) < fetch_limit);
     }
     std::vector<Candidate> candidates =
-        ranker.bound_candidates(plan, postings, complete, kMaxCandidates);
+        ranker.bound_candidates(plan, postings, complete, max_candidates);
     fill_open_counts(index, user_id, filter, ranker, plan, postings, candidates);
-    return best_exact(index, user_id, ranker, candidates, kSnapshotSize);
+    return best_exact(index, user_id, ranker, candidates, count);
 }
 
 }  // namespace notesd

@@ -23,4 +23,13 @@ constexpr std::size_t kMaxCandidates = 500;      ///< notes scored per query at 
 std::vector<std::string> ranked_note_ids(SearchIndex& index, long long user_id, const ParsedQuery& query,
                                          const SearchFilter& filter);
 
+/// The best `count` notes of the user matching `query` and `filter` with their scores, in
+/// ranks_before order. Candidates are bounded by max(kMaxCandidates, count).
+std::vector<RankedNote> ranked_notes(SearchIndex& index, long long user_id, const ParsedQuery& query,
+                                     const SearchFilter& filter, std::size_t count);
+
+/// The user's corpus statistics, the query terms' document frequencies and the prefix's
+/// expansions: what a Ranker of `query` needs.
+QueryStats query_stats(SearchIndex& index, long long user_id, const ParsedQuery& query);
+
 }  // namespace notesd

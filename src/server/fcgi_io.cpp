@@ -113,7 +113,8 @@ bool FcgiEndpoint::input_timed_out() const {
     return e == EAGAIN || e == EWOULDBLOCK;
 }
 
-IncomingRequest FcgiEndpoint::read_request(std::size_t max_body_bytes) {
+IncomingRequest FcgiEndpoint::read_request(
+    const std::function<std::size_t(const HttpRequest&)>& body_cap) {
     FCGX_Request& r = impl_->req;
     IncomingRequest in;
     HttpRequest& h = in.request;
@@ -122,9 +123,11 @@ IncomingRequest FcgiEndpoint::read_request(std::size_t max_body_bytes) {
     h.query = param(r, "QUERY_STRING");
     h.content_type = param(r, "CONTENT_TYPE");
     h.authorization = param(r, "HTTP_AUTHORIZATION");
+    h.if_none_match = param(r, "HTTP_IF_NONE_MATCH");
     h.request_id = request_id_from(param(r, "REQUEST_ID"));
     h.remote_addr = param(r, "REMOTE_ADDR");
     const std::string cl = param(r, "CONTENT_LENGTH");
+    const std::size_t max_body_bytes = body_cap(h);
 
     const std::optional<std::size_t> len = parse_content_length(cl);
     if (!len) {

@@ -2,6 +2,7 @@
 // into a plain HttpRequest and an HttpResponse back into bytes.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,9 +43,10 @@ public:
     AcceptResult accept();
     /// errno of the last AcceptResult::error.
     int error_number() const;
-    /// Copies the params out (libfcgi frees them at Finish) and reads the body with a cap.
+    /// Copies the params out (libfcgi frees them at Finish) and reads the body with the cap
+    /// max_body_bytes(request) gives for its method and path.
     /// A body that stalls past io_timeout_ms is a 400 (input_timed_out() is then true).
-    IncomingRequest read_request(std::size_t max_body_bytes);
+    IncomingRequest read_request(const std::function<std::size_t(const HttpRequest&)>& max_body_bytes);
     /// Whether the current request's input stalled past io_timeout_ms.
     bool input_timed_out() const;
     /// Writes `Status:`, headers, blank line and body in one FCGX_PutStr; false if the client left.

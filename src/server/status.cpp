@@ -12,6 +12,9 @@ namespace {
 
 const char* const kClassNames[kStatusClasses] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
 
+// Every endpoint has a row of its own in the scoreboard (row 0 counts what no route took).
+static_assert(kEndpointCount + 1 <= kMaxEndpoints, "the scoreboard needs a row per endpoint");
+
 std::uint64_t total_of(const StatusReport::Endpoint& e) {
     std::uint64_t n = 0;
     for (auto c : e.by_class) n += c;

@@ -16,6 +16,7 @@
 
 #include "api/app.hpp"
 #include "api/errors.hpp"
+#include "api/router.hpp"
 #include "base/log.hpp"
 #include "base/phase_clock.hpp"
 #include "server/fcgi_io.hpp"
@@ -186,7 +187,9 @@ void handle_one(const Config& cfg, App& app, FcgiEndpoint& ep, WorkerSeat& seat)
     bool slow = false;
     {
         FcgiRequestGuard guard(ep);
-        IncomingRequest in = ep.read_request(static_cast<std::size_t>(cfg.max_body_bytes));
+        IncomingRequest in = ep.read_request([&cfg](const HttpRequest& r) {
+            return body_limit(r.method, r.path, static_cast<std::size_t>(cfg.max_body_bytes));
+        });
         method = in.request.method;
         path = in.request.path;
         request_id = in.request.request_id;

@@ -114,13 +114,16 @@ class Auth(NotesBase):
 
 class Routing(NotesBase):
     def test_unknown_paths(self):
-        for path in ("/v1/notes", "/v3/notes", "/v2/unknown", "/v2/notes/", "/v2", "/v2/notes/x"):
+        for path in ("/v1/notes", "/v3/notes", "/v2/unknown", "/v2/notes/", "/v2",
+                     "/v2/notes/x/unknown"):
             r = self.stack.request("GET", path, token=self.token)
             self.assert_error(r, 404, "NOT_FOUND")
 
     def test_wrong_methods(self):
-        for method, path, allow in (("DELETE", "/v2/notes", "GET"),
-                                    ("PUT", "/v2/collections", "GET"), ("PATCH", "/v2/collections", "GET")):
+        for method, path, allow in (("PUT", "/v2/notes", "GET, POST"),
+                                    ("DELETE", "/v2/notes", "GET, POST"),
+                                    ("PUT", "/v2/collections", "GET, POST"),
+                                    ("PATCH", "/v2/collections", "GET, POST")):
             r = self.stack.request(method, path, token=self.token, body=b"{}")
             self.assert_error(r, 405, "METHOD_NOT_ALLOWED")
             self.assertEqual(r.headers["Allow"], allow)

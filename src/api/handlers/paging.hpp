@@ -35,7 +35,7 @@ std::optional<std::string> finish_page(std::vector<Item>& rows, int limit, Order
     rows.resize(static_cast<std::size_t>(limit));
     const Item& last = rows.back();
     const long long sort = order == OrderBy::CreatedAt ? last.created_us : last.updated_us;
-    return cursors.encode({sort, last.id, total}, user_id, scope);
+    return cursors.encode({sort, last.id, total, std::nullopt}, user_id, scope);
 }
 
 }  // namespace notesd

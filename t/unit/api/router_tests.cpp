@@ -1,5 +1,8 @@
 #include <boost/test/unit_test.hpp>
 
+#include <set>
+#include <string>
+
 #include "api/auth.hpp"
 #include "api/errors.hpp"
 #include "api/router.hpp"
@@ -25,25 +28,118 @@ std::string header(const ApiError& e, const std::string& name) {
 BOOST_AUTO_TEST_SUITE(router)
 
 BOOST_AUTO_TEST_CASE(known_routes) {
-    BOOST_CHECK(route("GET", "/v2/notes") == Endpoint::ListNotes);
-    BOOST_CHECK(route("GET", "/v2/collections") == Endpoint::ListCollections);
+    BOOST_CHECK(route("GET", "/v2/notes").endpoint == Endpoint::ListNotes);
+    BOOST_CHECK(route("GET", "/v2/collections").endpoint == Endpoint::ListCollections);
+    BOOST_CHECK(route("POST", "/v2/notes/search").endpoint == Endpoint::SearchNotes);
+    BOOST_CHECK(!route("POST", "/v2/notes/search").writes);
+    const Route get = route("GET", "/v2/notes/ABC");
+    BOOST_CHECK(get.endpoint == Endpoint::GetNote);
+    BOOST_REQUIRE_EQUAL(get.params.size(), 1u);
+    BOOST_CHECK_EQUAL(get.params[0], "ABC");  // the handler validates it
+    BOOST_CHECK(!get.writes);
+    BOOST_CHECK(route("PATCH", "/v2/notes/x").writes);
+    BOOST_CHECK(route("POST", "/v2/notes").endpoint == Endpoint::CreateNote);
+    BOOST_CHECK(route("POST", "/v2/notes/x/trash").endpoint == Endpoint::TrashNote);
+    BOOST_CHECK(route("POST", "/v2/notes/x/restore").endpoint == Endpoint::RestoreNote);
+    BOOST_CHECK(route("PATCH", "/v2/notes/x/created-at").endpoint == Endpoint::SetNoteCreated);
 }
 
 BOOST_AUTO_TEST_CASE(unknown_paths_are_404) {
-    for (const char* p : {"/v1/notes", "/v3/notes", "/v2/unknown", "/v2/notes/", "/v2", "/"})
+    for (const char* p : {"/v1/notes", "/v3/notes", "/v2/unknown", "/v2/notes/", "/v2", "/",
+                          "/v2/notes//trash", "/v2/notes/x/unknown", "/v2/notes/x/trash/"})
         BOOST_CHECK_EQUAL(status_of("GET", p), 404);
 }
 
 BOOST_AUTO_TEST_CASE(wrong_method_is_405_with_allow) {
     try {
-        route("POST", "/v2/notes");
+        route("PUT", "/v2/notes");
         BOOST_FAIL("expected 405");
     } catch (const ApiError& e) {
         BOOST_CHECK_EQUAL(e.status(), 405);
         BOOST_CHECK_EQUAL(e.kind(), "METHOD_NOT_ALLOWED");
-        BOOST_CHECK_EQUAL(header(e, "Allow"), "GET");
+        BOOST_CHECK_EQUAL(header(e, "Allow"), "GET, POST");
     }
     BOOST_CHECK_EQUAL(status_of("DELETE", "/v2/collections"), 405);
+    try {
+        route("POST", "/v2/notes/x");
+        BOOST_FAIL("expected 405");
+    } catch (const ApiError& e) {
+        BOOST_CHECK_EQUAL(header(e, "Allow"), "GET, PATCH, DELETE");
+    }
+    try {
+        route("GET", "/v2/notes/search");  // the literal path, not a note id
+        BOOST_FAIL("expected 405");
+    } catch (const ApiError& e) {
+        BOOST_CHECK_EQUAL(header(e, "Allow"), "POST");
+    }
+    try {
+        route("DELETE", "/v2/notes");
+        BOOST_FAIL("expected 405");
+    } catch (const ApiError& e) {
+        BOOST_CHECK_EQUAL(header(e, "Allow"), "GET, POST");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(body_limits_follow_the_endpoint) {
+    BOOST_CHECK_EQUAL(body_limit("POST", "/v2/notes", 65536), kNoteBodyBytes);
+    BOOST_CHECK_EQUAL(body_limit("PATCH", "/v2/notes/x", 65536), kNoteBodyBytes);
+    BOOST_CHECK_EQUAL(body_limit("POST", "/v2/notes/search", 65536), 65536u);
+    BOOST_CHECK_EQUAL(body_limit("PATCH", "/v2/notes/x/created-at", 65536), 65536u);
+    BOOST_CHECK_EQUAL(body_limit("GET", "/v2/notes", 65536), 65536u);
+    BOOST_CHECK_EQUAL(body_limit("POST", "/v2/unknown", 65536), 65536u);
+}
+
+BOOST_AUTO_TEST_CASE(collection_paths) {
+    const Route r = route("POST", "/v2/collections/AB-cd/notes/x1/move");
+    BOOST_CHECK(r.endpoint == Endpoint::MoveNote);
+    BOOST_CHECK(r.writes);
+    BOOST_CHECK((r.params == std::vector<std::string>{"AB-cd", "x1"}));  // raw: handlers validate
+    // fixed text wins over a parameter in the same place
+    BOOST_CHECK(route("POST", "/v2/collections/search").endpoint == Endpoint::SearchCollections);
+    BOOST_CHECK(route("POST", "/v2/notes/extended-search").endpoint == Endpoint::ExtendedSearch);
+    BOOST_CHECK(route("GET", "/v2/collections/x").endpoint == Endpoint::GetCollection);
+    BOOST_CHECK(!route("GET", "/v2/collections/x").writes);
+    BOOST_CHECK(route("POST", "/v2/collections").writes);
+    BOOST_CHECK(route("DELETE", "/v2/collections/x/notes/y").endpoint == Endpoint::UnlinkNote);
+    BOOST_CHECK(route("PUT", "/v2/collections/x/notes/y").writes);
+    BOOST_CHECK(route("GET", "/v2/notes/n/related-notes").endpoint == Endpoint::RelatedNotes);
+    for (const char* p : {"/v2/collections//notes/y", "/v2/collections/x/notes/", "/v2/collections/x/",
+                          "/v2/collections/x/notes/y/move/z", "/v2/notes/n/related", "/v2/collections/x/y"})
+        BOOST_CHECK_EQUAL(status_of("GET", p), 404);
+}
+
+BOOST_AUTO_TEST_CASE(allow_lists_every_method_of_a_template) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"/v2/collections", "GET, POST"},
+        {"/v2/collections/x", "GET, PATCH, DELETE"},
+        {"/v2/collections/x/notes/y", "PUT, DELETE"},
+        {"/v2/collections/search", "POST"},
+    };
+    for (const auto& [path, allow] : cases) {
+        try {
+            route("OPTIONS", path);
+            BOOST_FAIL("expected 405");
+        } catch (const ApiError& e) {
+            BOOST_CHECK_EQUAL(e.status(), 405);
+            BOOST_CHECK_EQUAL(header(e, "Allow"), allow);
+        }
+    }
+}
+
+// The status page counts requests per endpoint_name: every endpoint in kAllEndpoints, in the
+// enum's order, with a name of its own.
+BOOST_AUTO_TEST_CASE(every_endpoint_has_a_metrics_name) {
+    std::set<std::string> names;
+    for (int i = 0; i < kEndpointCount; ++i) {
+        BOOST_CHECK_EQUAL(endpoint_index(kAllEndpoints[i]), i);
+        const std::string name = endpoint_name(kAllEndpoints[i]);
+        BOOST_CHECK_MESSAGE(name != "unknown", "endpoint " << i << " has no name");
+        BOOST_CHECK_MESSAGE(names.insert(name).second, name << " twice");
+    }
+    BOOST_CHECK_EQUAL(kEndpointCount, 20);
+    BOOST_CHECK_EQUAL(endpoint_name(route("POST", "/v2/notes").endpoint), "create_note");
+    BOOST_CHECK_EQUAL(endpoint_name(route("POST", "/v2/collections/c/notes/n/move").endpoint),
+                      "move_note");
 }
 
 BOOST_AUTO_TEST_CASE(bearer_parsing) {
