@@ -167,8 +167,11 @@ class Concurrency(unittest.TestCase):
 
 class CrashSafety(unittest.TestCase):
     def test_sigkill_in_the_middle_of_writes(self):
-        # More kills than the crash-loop guard allows by default (10 a minute) on purpose.
-        with Stack(config={"workers": 3, "crash_loop_limit": 1000}) as st:
+        # More kills than the crash-loop guard allows by default (10 a minute) on purpose; a
+        # short respawn back-off, so that a slot killed several times in a row (its back-off
+        # doubles up to respawn_backoff_max_ms) is back soon after the last kill.
+        with Stack(config={"workers": 3, "crash_loop_limit": 1000,
+                           "respawn_backoff_max_ms": 400}) as st:
             user, token = st.create_user("crashy")
             # id -> the contents a read may show: the last answered write's, plus any write
             # whose answer was lost with its worker (it may or may not have committed); None

@@ -179,8 +179,10 @@ class NoteWrites(unittest.TestCase):
         # 1 MiB for create and update (nginx and worker), 64 KiB elsewhere
         r = self.w.req("POST", "/v2/notes", {"content": "a" * 190000 + "\u00e9" * 2000})
         self.assertEqual(r.status, 200, r.text[:200])
-        self.assertError(self.w.req("POST", "/v2/notes", {"content": "a" * (1 << 20)}), 413,
-                         "PAYLOAD_TOO_LARGE")
+        r = self.w.req("POST", "/v2/notes", {"content": "a" * (1 << 20)})
+        self.assertError(r, 413, "PAYLOAD_TOO_LARGE")
+        # nginx's answer (the body never reached a worker), naming the limit of that request
+        self.assertIn("1 MiB", r.json()["error_metadata"]["message"])
         n = self.w.create("small")
         big = {"content": "word " * 30000, "version": 1}  # 150 KB, over 64 KiB
         r = self.w.req("PATCH", "/v2/notes/" + n["id"], big)
@@ -188,8 +190,11 @@ class NoteWrites(unittest.TestCase):
         r = self.w.req("PATCH", "/v2/notes/%s/created-at" % n["id"],
                        {"created_at": "2020-01-01T00:00:00Z", "pad": "x" * 70000})
         self.assertError(r, 413, "PAYLOAD_TOO_LARGE")
-        r = self.w.req("POST", "/v2/notes/search", {"query": "x", "pad": "x" * 70000})
-        self.assertError(r, 413, "PAYLOAD_TOO_LARGE")
+        self.assertIn("64 KiB", r.json()["error_metadata"]["message"])
+        for path in ("/v2/notes/search", "/v2/notes/extended-search"):
+            r = self.w.req("POST", path, {"query": "x", "pad": "x" * 70000})
+            self.assertError(r, 413, "PAYLOAD_TOO_LARGE")
+            self.assertIn("64 KiB", r.json()["error_metadata"]["message"])
 
     def test_get_etag_and_errors(self):
         n = self.w.create("etag me")

@@ -91,19 +91,20 @@ class RateLimits(faultlib.FaultCase):
                     self.assertEqual(r.status, 429)
                 else:
                     self.assert_limited(r, 60)
-        # The write bucket is untouched: two writes reach the worker (whatever it answers to
-        # them), the third is limited.
-        for method, path in (("POST", "/v2/notes"), ("PATCH", "/v2/notes/x")):
-            # Until the write API (issue 18) is in, POST /v2/notes is the router's 405, which
-            # the OpenAPI document (createNote) rightly does not describe.
-            r = self.send(method, path, auth, body={"content": "x"},
-                          unvalidated="POST /v2/notes answers 405 until the write API lands"
-                          if method == "POST" else None)
-            self.assertNotEqual(r.status, 429, r.text)
-        for method, path in (("DELETE", "/v2/notes/x"), ("PUT", "/v2/collections/a/notes/b"),
+        # The write bucket is untouched: two writes reach the worker, through the 1 MiB
+        # locations of note create and update too, the third is limited.
+        created = self.send("POST", "/v2/notes", auth, body={"content": "# x"})
+        self.assertEqual(created.status, 200, created.text)
+        note = created.json()["id"]
+        r = self.send("PATCH", "/v2/notes/" + note, auth, body={"content": "# y", "version": 1})
+        self.assertEqual(r.status, 200, r.text)
+        for method, path in (("DELETE", "/v2/notes/" + note), ("PATCH", "/v2/notes/" + note),
+                             ("POST", "/v2/notes"), ("PUT", "/v2/collections/a/notes/b"),
                              ("POST", "/v2/collections")):
             with self.subTest(write=method + " " + path):
                 self.assert_limited(self.send(method, path, auth, body={}), 30)
+        # A read of one note (its location is a note update's) is still a read.
+        self.assert_limited(self.send("GET", "/v2/notes/" + note, auth), 60)
 
     def test_writes_do_not_use_up_reads(self):
         token = self.stack.create_token("rl")
