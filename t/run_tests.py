@@ -71,6 +71,8 @@ SERVER_EXCLUDED = (
     "test_systemd",                     # unit files only: nothing depends on the database
     "test_relevance",                   # runs every backend of the environment by itself
     "test_supervisor.LockedDatabase",   # SQLite's file locks: no such thing on a server
+    "test_supervisor.WriterWait",       # the same (SQLite's write lock; the store suite's
+                                        # lock_wait_is_unavailable has the servers' row locks)
     "test_supervisor.Deadline",         # the same (WAL read-mark locks)
 )
 EXCLUDED = {

@@ -275,6 +275,27 @@ class ExclusiveLock:
         self.proc.stdout.close()
 
 
+class WriterLock:
+    """Another connection holding SQLite's write lock (BEGIN IMMEDIATE) until released: in WAL
+    mode readers go on, writers wait for it."""
+
+    def __init__(self, path):
+        self.proc = subprocess.Popen(["sqlite3", path], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc.stdin.write("BEGIN IMMEDIATE;\nSELECT 'lock-' || 'held';\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if "lock-held" not in line:
+            raise RuntimeError("sqlite3 could not take the write lock: " + line)
+
+    def release(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.write("ROLLBACK;\n")
+            self.proc.stdin.close()
+            self.proc.wait(10)
+        self.proc.stdout.close()
+
+
 class WalReadLocks:
     """Exclusive POSIX locks on the five WAL read-mark bytes of DB-shm (WAL_READ_LOCK(0..4) at
     offsets 123..127), the locks a reader needs to start a read transaction. A reader then
@@ -333,6 +354,43 @@ class LockedDatabase(Unavailable):
         took = self.unavailable_while_held(ExclusiveLock(sqlite_path(self.stack.db_url)))
         self.assertLess(took, 3.0)
         self.get_ok(3)
+
+
+class WriterWait(Unavailable):
+    """API writes wait for another writer (an import, notesctl, another host's worker) up to
+    db_busy_timeout_ms, then answer the JSON 503 with Retry-After, never a 500; reads go on."""
+    config = {"workers": 2, "request_timeout_ms": 3000, "db_busy_timeout_ms": 900}
+
+    def write(self, content):
+        return self.stack.request("POST", "/v2/notes", token=self.token,
+                                  body={"content": "# %s\n\nwritten while locked" % content})
+
+    def test_write_waits_for_the_writer_lock_then_503(self):
+        self.get_ok(2)  # both workers have their database open (they are what waits)
+        path = sqlite_path(self.stack.db_url)
+        lock = WriterLock(path)
+        try:
+            self.get_ok()  # WAL: readers are not blocked by a writer
+            t0 = time.monotonic()
+            r = self.write("refused")
+            took = time.monotonic() - t0
+        finally:
+            lock.release()
+        self.assert_unavailable(r)
+        self.assertGreaterEqual(took, 0.8, "answered before the busy timeout: did it wait?")
+        self.assertLess(took, 3.0)
+        # A lock released within the busy timeout: the write waits for it and succeeds.
+        lock = WriterLock(path)
+        timer = threading.Timer(0.3, lock.release)
+        timer.start()
+        try:
+            r = self.write("accepted")
+        finally:
+            timer.join()
+        self.assertEqual(r.status, 200, r.text)
+        self.assertEqual(self.stack.request("GET", "/v2/notes", token=self.token).json()["total"], 21)
+        out = self.stack.notesctl("check", self.user, check=False)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
 
 
 class Deadline(Unavailable):
