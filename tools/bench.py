@@ -60,11 +60,18 @@ END_US = gen_notes.END_EPOCH * 1000000
 # user: "tiny" (10 notes), "big" (the first, largest user) or "bigs" (every large user in turn).
 # queries/bodies: functions of the Context returning lists; when both are given they are paired
 # cyclically. An item of queries may also be a (user, query) pair to pin a request to a user.
-Scenario = namedtuple("Scenario", "name method path user about queries bodies")
+# method "MIXED": each query item carries its own "method" and "path" (write scenarios). refresh:
+# the request list is built again before every run (a write that can succeed only once: an
+# update names the note's current version, a delete an existing note). companion: a scenario
+# run at the same time on --write-connections connections, reported in a row of its own.
+# user "writer": the last large user, whose notes the write scenarios change (in the cached
+# database too: creates add notes, deletes remove some), so the searched user stays as built.
+Scenario = namedtuple("Scenario", "name method path user about queries bodies refresh companion")
 
 
-def scenario(name, method, path, user, about, queries=None, bodies=None):
-    return Scenario(name, method, path, user, about, queries, bodies)
+def scenario(name, method, path, user, about, queries=None, bodies=None, refresh=False,
+             companion=None):
+    return Scenario(name, method, path, user, about, queries, bodies, refresh, companion)
 
 
 SCENARIOS = [
@@ -112,6 +119,24 @@ SCENARIOS = [
     scenario("search_snapshot_pages", "POST", "/v2/notes/search", "big",
              "offset 20/40/60/80 of prepared snapshots (snapshot_id reuse) of mixed queries",
              queries=lambda c: c.snapshot_pages()[0], bodies=lambda c: c.snapshot_pages()[1]),
+    # Writes of about 2 KB notes (issue 18), after the reads so that these see the data as built.
+    scenario("write_create", "POST", "/v2/notes", "writer",
+             "POST /v2/notes: a new note of about 2 KB (title, paragraphs, a task) per request",
+             bodies=lambda c: c.write_bodies()),
+    scenario("write_update", "MIXED", "/v2/notes/{id}", "writer",
+             "PATCH /v2/notes/{id}: the whole content (about 2 KB) of a different note each time, "
+             "with its current version",
+             queries=lambda c: c.update_requests(), refresh=True),
+    scenario("write_delete", "MIXED", "/v2/notes/{id}", "writer",
+             "DELETE /v2/notes/{id}: a different existing note each time",
+             queries=lambda c: c.delete_requests(), refresh=True),
+    scenario("write_mixed", "MIXED", "/v2/notes", "writer",
+             "creates, updates and deletes interleaved (2:2:1)",
+             queries=lambda c: c.mixed_write_requests(), refresh=True),
+    scenario("search_mixed_with_writes", "POST", "/v2/notes/search", "big",
+             "search_mixed while write_mixed runs beside it on --write-connections connections "
+             "(its row: search_mixed_with_writes (writes))",
+             bodies=lambda c: c.search_bodies("mixed"), companion="write_mixed"),
 ]
 SEARCH_KINDS = ("rare", "two_terms", "frequent", "phrase", "prefix", "cjk")
 QUERIES_PER_KIND = 200
@@ -120,16 +145,20 @@ STOPWORDS = set("""a an and are as at be been but by can do does for from has ha
 into is it its not of on or such that the their there these this to was what when where which
 who why will with were would any""".split())
 CJK_RUN = re.compile("[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]+")
-DEFAULT_SCENARIOS = [s.name for s in SCENARIOS]
+DEFAULT_SCENARIOS = [s.name for s in SCENARIOS if s.name != "write_mixed"]  # a companion only
+WRITE_WORDS = ("plan review deploy kernel garden invoice meeting draft budget travel recipe "
+               "library network backup sketch chapter lesson server client report").split()
 
 
 class Context:
     """What scenarios draw on: the running stack, users, tokens and walks through their pages."""
 
-    def __init__(self, stack, tokens, big_users, walk_pages, seed):
+    def __init__(self, stack, tokens, big_users, walk_pages, seed, duration=20):
         self.stack, self.tokens, self.big_users, self.walk_pages = stack, tokens, big_users, walk_pages
         self.seed = seed  # of the generated data: its vocabulary gives terms of known frequency
         self.big = big_users[0]
+        self.writer = big_users[-1]
+        self.duration = duration
         self.conn = None
         self.timings = {}  # label -> [seconds] of sequential requests made while preparing
         self._queries, self._sample, self._pages = {}, None, None  # built on first use
@@ -277,6 +306,63 @@ class Context:
         cache[kind] = out
         return out
 
+    # ---- writes ----
+
+    def write_content(self, rng):
+        """A note of about 2 KB: a heading, paragraphs of vocabulary words, a task line."""
+        words = gen_notes.vocabulary(self.seed)[:5000] if not hasattr(self, "_vocab") else self._vocab
+        self._vocab = words
+        title = " ".join(rng.choice(WRITE_WORDS) for _ in range(3)).capitalize()
+        paras = []
+        while sum(len(p) for p in paras) < 1900:
+            paras.append(" ".join(rng.choice(words) for _ in range(40)) + ".")
+        return "# %s\n\n%s\n\n- [ ] %s\n" % (title, "\n\n".join(paras), rng.choice(WRITE_WORDS))
+
+    def write_bodies(self, n=500):
+        rng = random.Random(self.seed * 7 + 1)
+        return [{"content": self.write_content(rng)} for _ in range(n)]
+
+    def writer_ids(self, n):
+        """Ids of n of the writer's notes, newest first (the first pages of its list)."""
+        ids, cursor = [], None
+        while len(ids) < n:
+            q = {"limit": 100, "order_by": "created_at"}
+            if cursor:
+                q["page"] = cursor
+            body = self.get(self.writer, "/v2/notes", q)
+            ids += [x["id"] for x in body["results"]]
+            cursor = body.get("next_page")
+            if not cursor:
+                break
+        return ids[:n]
+
+    def writes_per_run(self):
+        return max(500, self.duration * 600)  # more than a run sends, so no request repeats
+
+    def update_requests(self, n=None):
+        rng = random.Random()
+        out = []
+        for nid in self.writer_ids(n or self.writes_per_run()):
+            version = self.get(self.writer, "/v2/notes/" + nid, None)["version"]
+            out.append({"method": "PATCH", "path": "/v2/notes/" + nid,
+                        "body": {"content": self.write_content(rng), "version": version}})
+        return out
+
+    def delete_requests(self, n=None):
+        # The oldest notes go first, so that updates (newest first) and deletes do not meet.
+        ids = self.writer_ids(2 * (n or self.writes_per_run()))
+        return [{"method": "DELETE", "path": "/v2/notes/" + nid, "body": None}
+                for nid in reversed(ids[len(ids) // 2:])]
+
+    def mixed_write_requests(self):
+        n = self.writes_per_run() // 5
+        updates, deletes = self.update_requests(2 * n), self.delete_requests(n)
+        creates = [{"method": "POST", "path": "/v2/notes", "body": b} for b in self.write_bodies(2 * n)]
+        out = []
+        for i in range(n):
+            out += [creates[2 * i], updates[2 * i], creates[2 * i + 1], deletes[i], updates[2 * i + 1]]
+        return out
+
     def search_bodies(self, kind):
         return [{"query": q} for q in self.search_queries(kind)]
 
@@ -359,7 +445,7 @@ def build_requests(sc, ctx):
     """The scenario's request list, tokens of the right user cycled across it."""
     queries = sc.queries(ctx) if sc.queries else [{}]
     bodies = sc.bodies(ctx) if sc.bodies else [None]
-    users = {"tiny": [TINY_USER], "big": [ctx.big], "bigs": ctx.big_users}[sc.user]
+    users = {"tiny": [TINY_USER], "big": [ctx.big], "bigs": ctx.big_users, "writer": [ctx.writer]}[sc.user]
     out = []
     for i in range(max(len(queries), len(bodies))):
         q, body = queries[i % len(queries)], bodies[i % len(bodies)]
@@ -367,8 +453,11 @@ def build_requests(sc, ctx):
         if isinstance(q, tuple):
             user, q = q
         toks = ctx.tokens[user]
-        target = sc.path + ("?" + urllib.parse.urlencode(q) if q else "")
-        out.append(Request(sc.method, toks[i % len(toks)], target,
+        method, path = sc.method, sc.path
+        if method == "MIXED":  # the item is the whole request
+            method, path, body, q = q["method"], q["path"], q["body"], None
+        target = path + ("?" + urllib.parse.urlencode(q) if q else "")
+        out.append(Request(method, toks[i % len(toks)], target,
                            None if body is None else json.dumps(body, ensure_ascii=False)))
     return out
 
@@ -402,9 +491,10 @@ def write_request_file(path, reqs):
             f.write("%s\t%s\t%s\t%s\n" % (r.method, r.token, r.target, r.body or ""))
 
 
-def run_wrk(a, port, req_file, duration):
-    threads = max(1, min(a.threads, a.connections))
-    cmd = ["wrk", "-t%d" % threads, "-c%d" % a.connections, "-d%ds" % duration, "--timeout", "10s",
+def run_wrk(a, port, req_file, duration, connections=None):
+    connections = connections or a.connections
+    threads = max(1, min(a.threads, connections))
+    cmd = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % duration, "--timeout", "10s",
            "--latency", "-s", os.path.join(HERE, "bench", "requests.lua"),
            "http://127.0.0.1:%d" % port, "--", req_file, str(threads)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 120)
@@ -697,12 +787,17 @@ def report(a, info, scenarios, results, checks, ctx, command):
              "| scenario | req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx | socket errors |"
              " p50 / baseline | req/s / baseline | distinct requests |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    rows = []
     for sc in scenarios:
-        r = results[sc.name]
+        rows.append(sc.name)
+        if sc.companion:
+            rows.append(sc.name + " (writes)")
+    for name in rows:
+        r = results[name]
         ratio_p50 = "%.2f" % (r["p50"] / base["p50"]) if base and base["p50"] else "-"
         ratio_rps = "%.2f" % (r["rps"] / base["rps"]) if base and base["rps"] else "-"
         lines.append("| %s | %.0f | %s | %s | %s | %s | %d | %d | %s | %s | %d |" % (
-            sc.name, r["rps"], ms(r["p50"]), ms(r["p90"]), ms(r["p99"]), ms(r["max"]), r["non2xx"],
+            name, r["rps"], ms(r["p50"]), ms(r["p90"]), ms(r["p99"]), ms(r["max"]), r["non2xx"],
             r["sock_errors"], ratio_p50, ratio_rps, r["distinct"]))
     lines += ["", "Single requests without concurrency (keep-alive, from the preparation and check passes):", "",
               "| requests | n | median ms | p90 ms | max ms |", "| --- | ---: | ---: | ---: | ---: |"]
@@ -718,41 +813,69 @@ def run_benchmark(a, scenarios, db, info, command):
         spec = info["spec"]
         big_users = ["bench%02d" % u for u in range(1, spec["big_users"] + 1)]
         tokens = create_tokens(stack, big_users + [TINY_USER])
-        ctx = Context(stack, tokens, big_users, a.walk_pages, spec["seed"])
+        ctx = Context(stack, tokens, big_users, a.walk_pages, spec["seed"], a.duration)
         work = a.work_dir or os.path.join(a.builddir, "bench-work", a.backend)
         os.makedirs(work, exist_ok=True)
         files, checks, distinct = {}, {}, {}
-        for sc in scenarios:
+        by_name = {sc.name: sc for sc in SCENARIOS}
+        companions = [by_name[sc.companion] for sc in scenarios if sc.companion]
+
+        def prepare(sc, check):
             t0 = time.monotonic()
             reqs = build_requests(sc, ctx)
-            checks["check: " + sc.name] = check_requests(stack, reqs)
+            if check and not sc.refresh:  # a refreshed list's writes may succeed only once
+                checks["check: " + sc.name] = check_requests(stack, reqs)
             files[sc.name] = os.path.join(work, sc.name + ".requests")
             write_request_file(files[sc.name], reqs)
             distinct[sc.name] = len(set(reqs))
             log("prepared %s: %d requests in %.1f s" % (sc.name, len(reqs), time.monotonic() - t0))
-        if ctx.conn:
-            ctx.conn.close()
+
+        def run(sc, duration):
+            """One wrk run of sc (and of its companion beside it): {name: result}."""
+            for x in [sc] + ([by_name[sc.companion]] if sc.companion else []):
+                if x.refresh:
+                    prepare(x, False)
+            if ctx.conn:
+                ctx.conn.close()
+                ctx.conn = None
+            if not sc.companion:
+                return {sc.name: run_wrk(a, stack.port, files[sc.name], duration)}
+            beside = {}
+            t = threading.Thread(target=lambda: beside.update(r=run_wrk(
+                a, stack.port, files[sc.companion], duration, a.write_connections)))
+            t.start()
+            main = run_wrk(a, stack.port, files[sc.name], duration)
+            t.join()
+            if "r" not in beside:
+                raise RuntimeError("the companion run of %s failed" % sc.name)
+            return {sc.name: main, sc.name + " (writes)": beside["r"]}
+
+        for sc in scenarios + companions:
+            prepare(sc, True)
         for sc in scenarios if a.warmup > 0 else ():  # warm-up: caches, page cache; not recorded
-            run_wrk(a, stack.port, files[sc.name], a.warmup)
-        raw = {sc.name: [] for sc in scenarios}
+            run(sc, a.warmup)
+        raw = {}
         status = {"latencies": [], "failures": 0, "counted": 0, "sent": 0}
         for i in range(a.runs):
             for sc in scenarios:
                 before = StatusProbe(stack.port).total()
                 with StatusProbe(stack.port) as probe:
-                    r = run_wrk(a, stack.port, files[sc.name], a.duration)
+                    results_of_run = run(sc, a.duration)
                 time.sleep(0.5)  # requests wrk gave up on at its end are answered meanwhile
                 status["counted"] += StatusProbe(stack.port).total() - before
-                status["sent"] += r["requests"]
                 status["latencies"] += probe.latencies
                 status["failures"] += probe.failures
-                raw[sc.name].append(r)
-                log("run %d/%d %s: %.0f req/s, p50 %s ms, p99 %s ms, non-2xx %d"
-                    % (i + 1, a.runs, sc.name, r["rps"], ms(r["p50"]), ms(r["p99"]), r["non2xx"]))
+                for name, r in results_of_run.items():
+                    status["sent"] += r["requests"]
+                    raw.setdefault(name, []).append(r)
+                    log("run %d/%d %s: %.0f req/s, p50 %s ms, p99 %s ms, non-2xx %d"
+                        % (i + 1, a.runs, name, r["rps"], ms(r["p50"]), ms(r["p99"]), r["non2xx"]))
         results = {}
-        for sc in scenarios:
-            results[sc.name] = summarize(raw[sc.name])
-            results[sc.name]["distinct"] = distinct[sc.name]
+        for name in raw:
+            results[name] = summarize(raw[name])
+            results[name]["distinct"] = distinct.get(name, distinct.get(name.split(" ")[0], 0))
+            if name.endswith(" (writes)"):
+                results[name]["distinct"] = distinct[by_name[name.split(" ")[0]].companion]
         with open(os.path.join(work, "raw-results.json"), "w") as f:
             json.dump(raw, f, indent=1)
         text = report(a, info, scenarios, results, checks, ctx, command)
@@ -783,6 +906,8 @@ def parse_args(argv):
     ap.add_argument("--runs", type=int, help="runs per scenario, the median is reported (default 3; quick 1)")
     ap.add_argument("--warmup", type=int, default=2, help="seconds of unrecorded load per scenario first")
     ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--write-connections", type=int, default=4,
+                    help="connections of the writes run beside search_mixed_with_writes")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2, help="wrk threads")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="notesd workers")
     ap.add_argument("--backend", choices=bench_backends.BACKENDS,

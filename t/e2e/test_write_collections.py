@@ -421,6 +421,32 @@ class Isolation(Base):
         r = self.stack.request("POST", "/v2/collections", body={"title": "x"})
         self.error(r, 401, "NOT_AUTHORIZED")
 
+    def test_read_only_token_writes_nothing(self):
+        out = self.stack.notesctl("token", "create", self.user, "--read-only").stdout
+        ro = out.strip().splitlines()[-1]
+        cid, nid = self.home, self.notes[0]["id"]
+        before = self.ok("GET", "/v2/collections", query={"limit": 100})
+        other = self.create(title="Other")["id"]
+        missing = str(uuid.uuid4())
+        for target in (cid, missing, "not-a-uuid"):  # the same answer whether it exists
+            for method, path, body in [
+                    ("POST", "/v2/collections", {"title": "x"}),
+                    ("PATCH", "/v2/collections/" + target, {"title": "x"}),
+                    ("DELETE", "/v2/collections/" + target, None),
+                    ("PUT", "/v2/collections/%s/notes/%s" % (target, nid), None),
+                    ("DELETE", "/v2/collections/%s/notes/%s" % (target, nid), None),
+                    ("POST", "/v2/collections/%s/notes/%s/move" % (target, nid),
+                     {"target_collection_id": other})]:
+                with self.subTest(method=method, path=path):
+                    self.error(self.call(method, path, body, token=ro), 403, "FORBIDDEN")
+        after = self.ok("GET", "/v2/collections", query={"limit": 100})
+        self.assertEqual(after["total"], before["total"] + 1)  # "Other" alone
+        self.assertEqual(self.ok("GET", "/v2/collections/" + cid)["note_count"], 2)
+        self.assertEqual(self.note_item(nid)["collection_ids"], [cid])
+        # its reads work: a collection, collection search
+        self.assertEqual(self.ok("GET", "/v2/collections/" + cid, token=ro)["id"], cid)
+        self.ok("POST", "/v2/collections/search", {"query": "home"}, token=ro)
+
     def test_methods_and_allow(self):
         cid, nid = self.home, self.notes[0]["id"]
         cases = [
