@@ -12,11 +12,15 @@
 #include "api/json_io.hpp"
 #include "api/router.hpp"
 #include "expect_error.hpp"
+#include "request_helpers.hpp"
 #include "list_fake.hpp"
 #include "write_fakes.hpp"
 
 using namespace notesd;
 using notesd::test::expect_api_error;
+using notesd::test::json_request;
+using notesd::test::keys;
+using notesd::test::ok_json;
 using notesd::test::FakeCollections;
 using notesd::test::kWriter;
 
@@ -30,19 +34,9 @@ struct CollectionsWrite {
     FakeCollections store;
     Principal who{kWriter, 1};
 
-    static HttpRequest request(const std::string& method, const std::string& path,
-                               const std::string& body = "") {
-        HttpRequest r;
-        r.method = method;
-        r.path = path;
-        r.body = body;
-        r.has_body = !body.empty();
-        r.request_id = "api-request-test";
-        return r;
-    }
     // The handler the router picks for the request.
     HttpResponse call(const std::string& method, const std::string& path, const std::string& body = "") {
-        const HttpRequest r = request(method, path, body);
+        const HttpRequest r = json_request(method, path, body);
         const Route rt = route(r.method, r.path);
         switch (rt.endpoint) {
             case Endpoint::CreateCollection: return create_collection(r, who, store);
@@ -56,14 +50,6 @@ struct CollectionsWrite {
         }
         return {};
     }
-    static Json::Value json(const HttpResponse& r) {
-        BOOST_REQUIRE_EQUAL(r.status, 200);
-        return parse_json_object(r.body);
-    }
-    static std::set<std::string> keys(const Json::Value& v) {
-        const std::vector<std::string> names = v.getMemberNames();
-        return std::set<std::string>(names.begin(), names.end());
-    }
 };
 
 const std::set<std::string> kCreateFields = {"request_id", "id", "title", "description",
@@ -74,7 +60,7 @@ const std::set<std::string> kCreateFields = {"request_id", "id", "title", "descr
 BOOST_AUTO_TEST_SUITE(handlers_collections_write)
 
 BOOST_FIXTURE_TEST_CASE(create_and_get, CollectionsWrite) {
-    const Json::Value v = json(call("POST", "/v2/collections", R"({"title": "Box", "id": ")" +
+    const Json::Value v = ok_json(call("POST", "/v2/collections", R"({"title": "Box", "id": ")" +
                                     kColl + R"(", "description": "", "created_at": "2025-01-01T00:00:00Z"})"));
     BOOST_CHECK(keys(v) == kCreateFields);
     BOOST_CHECK_EQUAL(v["id"].asString(), kColl);
@@ -82,7 +68,7 @@ BOOST_FIXTURE_TEST_CASE(create_and_get, CollectionsWrite) {
     BOOST_CHECK_EQUAL(v["created_at"].asString(), "2025-01-01T00:00:00Z");
     BOOST_CHECK_GT(store.collections[kColl].updated_us, store.collections[kColl].created_us);
     store.collections[kColl].note_count = 4;
-    const Json::Value got = json(call("GET", "/v2/collections/" + kColl));
+    const Json::Value got = ok_json(call("GET", "/v2/collections/" + kColl));
     std::set<std::string> with_count = kCreateFields;
     with_count.insert("note_count");
     BOOST_CHECK(keys(got) == with_count);
@@ -109,12 +95,12 @@ BOOST_FIXTURE_TEST_CASE(create_errors, CollectionsWrite) {
 BOOST_FIXTURE_TEST_CASE(update_takes_every_field_as_optional, CollectionsWrite) {
     store.collections[kColl] = CollectionItem{kColl, "Box", std::string("old"), 1000, 1000, 2};
     // an empty body is {}: only updated_at moves (to the server's clock)
-    Json::Value v = json(call("PATCH", "/v2/collections/" + kColl));
+    Json::Value v = ok_json(call("PATCH", "/v2/collections/" + kColl));
     BOOST_CHECK(keys(v) == kCreateFields);
     BOOST_CHECK(!store.last_patch->title && !store.last_patch->description);
     BOOST_CHECK_GT(store.last_patch->updated_us, 1000);
     BOOST_CHECK_EQUAL(v["description"].asString(), "old");
-    v = json(call("PATCH", "/v2/collections/" + kColl, R"({"description": "", "title": "Crate"})"));
+    v = ok_json(call("PATCH", "/v2/collections/" + kColl, R"({"description": "", "title": "Crate"})"));
     BOOST_REQUIRE(store.last_patch->description);
     BOOST_CHECK(!*store.last_patch->description);  // cleared
     BOOST_CHECK(v["description"].isNull());
@@ -125,15 +111,15 @@ BOOST_FIXTURE_TEST_CASE(update_takes_every_field_as_optional, CollectionsWrite) 
     expect_api_error([&] { call("PATCH", "/v2/collections/" + kOther, "{}"); }, 404, "NOT_FOUND");
     expect_api_error([&] { call("PATCH", "/v2/collections/" + kColl, R"({"title": null, "description": 3})"); },
                      400, "INVALID_PARAMETER", "description");
-    BOOST_CHECK(keys(json(call("DELETE", "/v2/collections/" + kColl))) == std::set<std::string>{"request_id"});
+    BOOST_CHECK(keys(ok_json(call("DELETE", "/v2/collections/" + kColl))) == std::set<std::string>{"request_id"});
     expect_api_error([&] { call("DELETE", "/v2/collections/" + kColl); }, 404, "NOT_FOUND");
 }
 
 BOOST_FIXTURE_TEST_CASE(links_map_each_outcome, CollectionsWrite) {
     store.collections[kColl] = CollectionItem{kColl, "Box", std::nullopt, 1, 1, 0};
     const std::string link = "/v2/collections/" + kColl + "/notes/" + kNote;
-    BOOST_CHECK(keys(json(call("PUT", link))) == std::set<std::string>{"request_id"});
-    BOOST_CHECK(keys(json(call("DELETE", link))) == std::set<std::string>{"request_id"});
+    BOOST_CHECK(keys(ok_json(call("PUT", link))) == std::set<std::string>{"request_id"});
+    BOOST_CHECK(keys(ok_json(call("DELETE", link))) == std::set<std::string>{"request_id"});
     BOOST_REQUIRE_EQUAL(store.link_calls.size(), 2u);
     BOOST_CHECK_EQUAL(store.link_calls[0].op, "link");
     BOOST_CHECK_EQUAL(store.link_calls[1].op, "unlink");
@@ -147,7 +133,7 @@ BOOST_FIXTURE_TEST_CASE(links_map_each_outcome, CollectionsWrite) {
                      "INVALID_PARAMETER", "collection_id");
 
     const std::string move = link + "/move";
-    BOOST_CHECK(keys(json(call("POST", move, R"({"target_collection_id": ")" + kOther + "\"}"))) ==
+    BOOST_CHECK(keys(ok_json(call("POST", move, R"({"target_collection_id": ")" + kOther + "\"}"))) ==
                 std::set<std::string>{"request_id"});
     BOOST_CHECK_EQUAL(store.link_calls.back().target, kOther);
     expect_api_error([&] { call("POST", move, "{}"); }, 400, "INVALID_PARAMETER", "target_collection_id");
@@ -176,17 +162,11 @@ BOOST_AUTO_TEST_CASE(collection_search_ranks_titles_and_descriptions) {
     reader.collections = {coll(1, "Recipes", "pasta and bread"), coll(2, "Travel", "bread in Paris"),
                           coll(3, "Work", nullptr), coll(4, "Bread", nullptr)};
     auto search = [&](const std::string& body) {
-        HttpRequest r;
-        r.method = "POST";
-        r.path = "/v2/collections/search";
-        r.body = body;
-        r.has_body = !body.empty();
-        r.request_id = "api-request-test";
+        const HttpRequest r = json_request("POST", "/v2/collections/search", body);
         const HttpResponse out = search_collections(r, Principal{notesd::test::FakeNoteReader::kUser, 1},
                                                     reader, views);
-        BOOST_REQUIRE_EQUAL(out.status, 200);
         std::vector<std::string> titles;
-        const Json::Value v = parse_json_object(out.body);
+        const Json::Value v = ok_json(out);
         BOOST_CHECK_EQUAL(v["total"].asUInt(), v["results"].size());
         for (const Json::Value& c : v["results"]) titles.push_back(c["title"].asString());
         return titles;

@@ -13,10 +13,14 @@
 #include "api/json_io.hpp"
 #include "api/router.hpp"
 #include "expect_error.hpp"
+#include "request_helpers.hpp"
 #include "write_fakes.hpp"
 
 using namespace notesd;
 using notesd::test::expect_api_error;
+using notesd::test::json_request;
+using notesd::test::keys;
+using notesd::test::ok_json;
 using notesd::test::FakeNotes;
 using notesd::test::kWriter;
 
@@ -30,36 +34,16 @@ struct NotesWrite {
     FakeNotes store;
     Principal who{kWriter, 1};
 
-    static HttpRequest request(const std::string& method, const std::string& path,
-                               const std::string& body = "") {
-        HttpRequest r;
-        r.method = method;
-        r.path = path;
-        r.body = body;
-        r.has_body = !body.empty();
-        r.content_type = body.empty() ? "" : "application/json";
-        r.request_id = "api-request-test";
-        return r;
-    }
     static Route route_of(const HttpRequest& r) { return route(r.method, r.path); }
-    static Json::Value json(const HttpResponse& r) {
-        BOOST_REQUIRE_EQUAL(r.status, 200);
-        return parse_json_object(r.body);
-    }
-    static std::set<std::string> keys(const Json::Value& v) {
-        std::set<std::string> out;
-        for (const std::string& k : v.getMemberNames()) out.insert(k);
-        return out;
-    }
     HttpResponse create(const std::string& body) {
-        return create_note(request("POST", "/v2/notes", body), who, store);
+        return create_note(json_request("POST", "/v2/notes", body), who, store);
     }
     HttpResponse update(const std::string& id, const std::string& body) {
-        const HttpRequest r = request("PATCH", "/v2/notes/" + id, body);
+        const HttpRequest r = json_request("PATCH", "/v2/notes/" + id, body);
         return update_note(r, route_of(r), who, store);
     }
     HttpResponse get(const std::string& id, const std::string& if_none_match = "") {
-        HttpRequest r = request("GET", "/v2/notes/" + id);
+        HttpRequest r = json_request("GET", "/v2/notes/" + id);
         r.if_none_match = if_none_match;
         return get_note(r, route_of(r), who, store);
     }
@@ -87,7 +71,7 @@ BOOST_AUTO_TEST_SUITE(handlers_notes_write)
 
 BOOST_FIXTURE_TEST_CASE(create_derives_the_note_and_matches_titles, NotesWrite) {
     store.titles = {{kBox, "Box"}, {kInbox, "Ínbox"}};
-    const Json::Value v = json(create(
+    const Json::Value v = ok_json(create(
         R"({"content": "# Hello *world*\n\n- [ ] a task", "collection_ids": [")" + kBox +
         R"("], "collection_titles": ["ínBOX", "nothing"], "created_at": "2025-01-02T03:04:05Z",
         "extra": 1})"));
@@ -120,7 +104,7 @@ BOOST_FIXTURE_TEST_CASE(create_errors_name_the_field, NotesWrite) {
                      "INVALID_PARAMETER", "content");
     expect_api_error([&] { create("[1]"); }, 400, "INVALID_JSON");
     expect_api_error([&] { create(""); }, 400, "INVALID_JSON");
-    HttpRequest form = request("POST", "/v2/notes", "content=x");
+    HttpRequest form = json_request("POST", "/v2/notes", "content=x");
     form.content_type = "application/x-www-form-urlencoded";
     expect_api_error([&] { create_note(form, who, store); }, 415, "UNSUPPORTED_MEDIA_TYPE");
     BOOST_CHECK_EQUAL(store.calls, 0);  // nothing reached the store
@@ -130,7 +114,7 @@ BOOST_FIXTURE_TEST_CASE(create_errors_name_the_field, NotesWrite) {
 
 BOOST_FIXTURE_TEST_CASE(update_checks_the_version, NotesWrite) {
     stored("old", 1000);
-    const Json::Value v = json(update(kNote, R"({"content": "# New\n\nbody", "version": 3,
+    const Json::Value v = ok_json(update(kNote, R"({"content": "# New\n\nbody", "version": 3,
                                                  "updated_at": "2025-01-01T00:00:00Z"})"));
     std::set<std::string> fields = kCreateFields;
     fields.insert("trashed_at");
@@ -172,7 +156,7 @@ BOOST_FIXTURE_TEST_CASE(update_errors, NotesWrite) {
 BOOST_FIXTURE_TEST_CASE(get_answers_every_field_with_an_etag, NotesWrite) {
     stored("body");
     const HttpResponse r = get(kNote);
-    const Json::Value v = json(r);
+    const Json::Value v = ok_json(r);
     std::set<std::string> fields = kCreateFields;
     fields.insert({"trashed_at", "audio_recording_ids", "attachment_metadata"});
     BOOST_CHECK(keys(v) == fields);
@@ -193,7 +177,7 @@ BOOST_FIXTURE_TEST_CASE(get_answers_every_field_with_an_etag, NotesWrite) {
     BOOST_CHECK_EQUAL(get(kNote, "\"other\"").status, 200);
     store.notes[kNote].trashed_us = 1735689600000000LL;  // any change of the answer: a new ETag
     const HttpResponse trashed = get(kNote, etag);
-    BOOST_CHECK_EQUAL(json(trashed)["trashed_at"].asString(), "2025-01-01T00:00:00Z");
+    BOOST_CHECK_EQUAL(ok_json(trashed)["trashed_at"].asString(), "2025-01-01T00:00:00Z");
     expect_api_error([&] { get(kBox); }, 404, "NOT_FOUND");
     expect_api_error([&] { get("x"); }, 400, "INVALID_PARAMETER", "note_id");
 }
@@ -201,33 +185,33 @@ BOOST_FIXTURE_TEST_CASE(get_answers_every_field_with_an_etag, NotesWrite) {
 BOOST_FIXTURE_TEST_CASE(trash_restore_delete_acknowledge, NotesWrite) {
     stored("body");
     auto call = [&](const std::string& method, const std::string& path) {
-        const HttpRequest r = request(method, path);
+        const HttpRequest r = json_request(method, path);
         const Route rt = route_of(r);
         if (rt.endpoint == Endpoint::TrashNote) return trash_note(r, rt, who, store);
         if (rt.endpoint == Endpoint::RestoreNote) return restore_note(r, rt, who, store);
         return delete_note(r, rt, who, store);
     };
     for (const char* suffix : {"/trash", "/trash", "/restore", "/restore"}) {
-        const Json::Value v = json(call("POST", "/v2/notes/" + kNote + suffix));
+        const Json::Value v = ok_json(call("POST", "/v2/notes/" + kNote + suffix));
         BOOST_CHECK(keys(v) == std::set<std::string>{"request_id"});
     }
     BOOST_CHECK(!store.notes[kNote].trashed_us);
     expect_api_error([&] { call("POST", "/v2/notes/" + kBox + "/trash"); }, 404, "NOT_FOUND");
     expect_api_error([&] { call("POST", "/v2/notes/" + kBox + "/restore"); }, 404, "NOT_FOUND");
-    BOOST_CHECK(keys(json(call("DELETE", "/v2/notes/" + kNote))) == std::set<std::string>{"request_id"});
+    BOOST_CHECK(keys(ok_json(call("DELETE", "/v2/notes/" + kNote))) == std::set<std::string>{"request_id"});
     expect_api_error([&] { call("DELETE", "/v2/notes/" + kNote); }, 404, "NOT_FOUND");
 }
 
 BOOST_FIXTURE_TEST_CASE(created_at_moves_only_earlier, NotesWrite) {
     stored("body", 1735689600000000LL);
     auto set = [&](const std::string& body) {
-        const HttpRequest r = request("PATCH", "/v2/notes/" + kNote + "/created-at", body);
+        const HttpRequest r = json_request("PATCH", "/v2/notes/" + kNote + "/created-at", body);
         return set_note_created(r, route_of(r), who, store);
     };
     expect_api_error([&] { set("{}"); }, 400, "INVALID_PARAMETER", "created_at");
     expect_api_error([&] { set(R"({"created_at": "2025-01-01T00:00:00Z"})"); }, 400,
                      "INVALID_PARAMETER", "created_at");
-    const Json::Value v = json(set(R"({"created_at": "2024-12-31T00:00:00Z"})"));
+    const Json::Value v = ok_json(set(R"({"created_at": "2024-12-31T00:00:00Z"})"));
     BOOST_CHECK_EQUAL(v["created_at"].asString(), "2024-12-31T00:00:00Z");
     BOOST_CHECK_EQUAL(v["version"].asInt(), 3);
     BOOST_CHECK(v.isMember("attachment_metadata"));  // the GET response's fields
