@@ -125,7 +125,8 @@ class Counters(unittest.TestCase):
 
     def test_counts_add_up(self):
         sent = {("list_notes", "2xx"): 0, ("list_collections", "2xx"): 0,
-                ("list_notes", "4xx"): 0, ("other", "4xx"): 0, ("search_notes", "2xx"): 0}
+                ("list_notes", "4xx"): 0, ("other", "4xx"): 0, ("search_notes", "2xx"): 0,
+                ("create_note", "2xx"): 0}
         lock = threading.Lock()
 
         # (method, path, query, body) -> the endpoint and status class it is counted under
@@ -133,7 +134,8 @@ class Counters(unittest.TestCase):
                  (("GET", "/v2/collections", None, None), ("list_collections", "2xx")),
                  (("GET", "/v2/notes", {"limit": 0}, None), ("list_notes", "4xx")),
                  (("GET", "/v2/nothing", None, None), ("other", "4xx")),
-                 (("POST", "/v2/notes/search", None, {"query": "note"}), ("search_notes", "2xx"))]
+                 (("POST", "/v2/notes/search", None, {"query": "note"}), ("search_notes", "2xx")),
+                 (("POST", "/v2/notes", None, {"content": "# counted"}), ("create_note", "2xx"))]
 
         def client(k):
             for i in range(30):
