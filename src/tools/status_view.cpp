@@ -22,6 +22,8 @@ namespace notesd {
 namespace {
 
 constexpr int kTimeoutMs = 5000;
+// The endpoint column: the longest metrics name ("search_collections") and two blanks.
+constexpr int kEndpointWidth = 20;
 
 int connect_to(const std::string& address) {
     std::string error;
@@ -116,12 +118,12 @@ void print_text(const Json::Value& s) {
               << "; input failures: " << req["input_failed"].asUInt64() << ")\n"
               << "workers:   " << life["restarts"].asUInt64() << " restarts, " << life["crashes"].asUInt64()
               << " crashes, " << life["recycled"].asUInt64() << " recycled\n\n";
-    std::cout << std::left << std::setw(18) << "endpoint" << std::right << std::setw(9) << "total"
+    std::cout << std::left << std::setw(kEndpointWidth) << "endpoint" << std::right << std::setw(9) << "total"
               << std::setw(8) << "2xx" << std::setw(8) << "4xx" << std::setw(8) << "5xx" << std::setw(11)
               << "mean ms" << std::setw(13) << "p50 ms" << std::setw(13) << "p99 ms" << "\n";
     for (const auto& e : req["by_endpoint"]) {
         const auto n = e["total"].asUInt64();
-        std::cout << std::left << std::setw(18) << e["endpoint"].asString() << std::right << std::setw(9) << n
+        std::cout << std::left << std::setw(kEndpointWidth) << e["endpoint"].asString() << std::right << std::setw(9) << n
                   << std::setw(8) << e["status"]["2xx"].asUInt64() << std::setw(8) << e["status"]["4xx"].asUInt64()
                   << std::setw(8) << e["status"]["5xx"].asUInt64() << std::setw(11)
                   << (n ? ms(static_cast<long long>(e["duration_us_sum"].asUInt64() / n)) : "-")
