@@ -165,7 +165,7 @@ CollectionStatements& SociStore::collection_statements() {
 
 std::optional<CollectionItem> SociStore::find_collection(long long user_id,
                                                          const std::string& collection_id) {
-    return guarded("find_collection", [&]() -> std::optional<CollectionItem> {
+    return reading("find_collection", [&]() -> std::optional<CollectionItem> {
         CollectionStatements& c = collection_statements();
         if (!find_collection_row(c, user_id, collection_id)) return std::nullopt;
         return item_of(c, collection_id);

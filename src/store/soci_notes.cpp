@@ -261,7 +261,7 @@ bool SociStore::is_trashed(long long user_id, const std::string& uuid) {
 std::optional<NoteRecord> SociStore::find_note(long long user_id, const std::string& note_id) {
     const std::optional<std::string> id = parse_uuid(note_id);
     if (!id) return std::nullopt;
-    return guarded("find_note", [&]() -> std::optional<NoteRecord> {
+    return reading("find_note", [&]() -> std::optional<NoteRecord> {
         ReadScope view(*this);  // the note, its text, attachments and links of one state
         if (auto n = live_note(user_id, *id)) return to_record(*n);
         if (auto n = trashed_note(user_id, *id)) return to_record(*n);
@@ -270,7 +270,7 @@ std::optional<NoteRecord> SociStore::find_note(long long user_id, const std::str
 }
 
 std::vector<std::pair<std::string, std::string>> SociStore::collection_titles(long long user_id) {
-    return guarded("collection_titles", [&] {
+    return reading("collection_titles", [&] {
         std::vector<std::pair<std::string, std::string>> out;
         detail::NoteStatements& s = note_statements();
         s.user_id = user_id;
@@ -368,7 +368,7 @@ bool SociStore::restore_note(long long user_id, const std::string& note_id) {
 }
 
 std::vector<std::string> SociStore::trashed_note_ids(long long user_id) {
-    return guarded("trashed_note_ids", [&] {
+    return reading("trashed_note_ids", [&] {
         std::vector<std::string> ids;
         detail::NoteStatements& s = note_statements();
         s.user_id = user_id;
