@@ -92,11 +92,13 @@ public:
     BatchWriter(NoteWriter& writer, long long user_id, const ImportOptions& opt, ImportReport& report,
                 std::vector<CollectionInput> collections, std::size_t total)
         : writer_(writer), user_id_(user_id), batch_(std::max<std::size_t>(1, opt.batch_size)),
-          report_(report), collections_(std::move(collections)), progress_(opt.progress, total) {}
+          batch_bytes_(opt.batch_bytes), report_(report), collections_(std::move(collections)), progress_(opt.progress, total) {}
 
     void add(NoteInput note) {
+        bytes_ += note.content.size() + note.plain_text.size() + note.title_terms.size() +
+                  note.body_terms.size();
         notes_.push_back(std::move(note));
-        if (notes_.size() >= batch_) flush();
+        if (notes_.size() >= batch_ || bytes_ >= batch_bytes_) flush();
     }
 
     void flush() {
@@ -113,12 +115,15 @@ public:
         progress_.advance(notes_.size(), report_.errors.size());
         collections_.clear();
         notes_.clear();
+        bytes_ = 0;
     }
 
 private:
     NoteWriter& writer_;
     long long user_id_;
     std::size_t batch_;
+    std::size_t batch_bytes_;
+    std::size_t bytes_ = 0;
     ImportReport& report_;
     std::vector<CollectionInput> collections_;
     std::vector<NoteInput> notes_;

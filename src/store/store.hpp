@@ -155,7 +155,8 @@ class Store : public NoteReader,
 /// a malformed connection string std::invalid_argument.
 std::unique_ptr<Store> open_store(const std::string& connection_string);
 /// open_store for bulk writes (notesctl): an SQLite database gets a 512 MiB page cache unless
-/// the connection string sets `cache_mb=`, so a large import does not thrash the index B-trees.
+/// the connection string sets `cache_mb=`, so a large import does not thrash the index B-trees,
+/// and synchronous=FULL unless it sets `synchronous=`, so every commit it reports is durable.
 std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string);
 /// open_store for a worker: an SQLite database gets a 256 MiB page cache unless the connection
 /// string sets `cache_mb=`. busy_timeout_ms is the busy timeout (SQLite) or lock wait (servers)

@@ -317,7 +317,7 @@ private:
     Args a_;
     std::string cmd_;
     int demo_notes_ = 1200;
-    int batch_ = 1000;  // notes per transaction: bigger batches index much faster (sorted postings)
+    int batch_ = static_cast<int>(ImportOptions{}.batch_size);  // notes per transaction at most
     int (Tool::*handler_)() = nullptr;
     Admin* admin_ = nullptr;
     NoteWriter* writer_ = nullptr;

@@ -386,7 +386,7 @@ BOOST_AUTO_TEST_CASE(real_corpus_til) {
                       "imported 1873 notes (1873 new, 0 updated, 0 unchanged), 76 collections, 0 errors");
     BOOST_CHECK_EQUAL(store.notes.size(), 1873u);
     BOOST_CHECK_EQUAL(store.collections.size(), 76u);
-    BOOST_CHECK_EQUAL(store.batches, 2);  // batches of 1000
+    BOOST_CHECK_EQUAL(store.batches, 1);  // batches of up to 10,000 notes and 64 MiB
     std::size_t rooted = 0;
     for (const auto& [id, n] : store.notes) rooted += n.collection_ids.empty();
     BOOST_CHECK_EQUAL(rooted, 2u);  // README.md and CONTRIBUTING.md
@@ -420,6 +420,23 @@ BOOST_AUTO_TEST_CASE(killed_import_is_completed_by_a_rerun) {
     BOOST_CHECK_EQUAL(r.notes_new, 1473);
     BOOST_CHECK_EQUAL(r.notes_unchanged, 400);
     BOOST_CHECK_EQUAL(store.notes.size(), 1873u);
+}
+
+// A batch ends at batch_size notes or once its text reaches batch_bytes, whichever comes first.
+BOOST_AUTO_TEST_CASE(batches_end_at_a_count_or_a_size) {
+    std::string til = shared_dir() + "/corpus/til";
+    BOOST_REQUIRE_MESSAGE(fs::is_directory(til), "corpus missing: " + til + " (set NOTESD_SHARED)");
+    FakeWriter by_count;
+    ImportOptions of_500;
+    of_500.batch_size = 500;
+    import_path(by_count, 1, til, of_500);
+    BOOST_CHECK_EQUAL(by_count.batches, 4);
+    FakeWriter by_size;
+    ImportOptions tiny;
+    tiny.batch_bytes = 1;  // every note passes it alone
+    BOOST_CHECK_EQUAL(import_path(by_size, 1, til, tiny).notes_new, 1873);
+    BOOST_CHECK_EQUAL(by_size.batches, 1873);
+    BOOST_CHECK_EQUAL(by_size.notes.size(), 1873u);
 }
 
 BOOST_AUTO_TEST_CASE(demo_data_is_deterministic_and_varied) {
