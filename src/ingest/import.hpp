@@ -16,9 +16,11 @@ namespace notesd {
 
 struct ImportOptions {
     // Notes per write_batch transaction, or fewer when their text reaches batch_bytes first.
-    // Each commit rewrites the index pages its postings touch: fewer, larger batches write the
-    // postings B-tree fewer times (doc/benchmarks.md, "Import: larger batches").
-    std::size_t batch_size = 10000;
+    // Each commit rewrites the index pages its postings touch, so fewer, larger batches write
+    // the postings B-tree fewer times; but a batch holds the database's write lock, and API
+    // writes wait for it only up to their busy timeout (doc/benchmarks.md, "Larger import
+    // batches").
+    std::size_t batch_size = 2500;
     std::size_t batch_bytes = 64u << 20;  // bytes of text (content and derived fields) held
     bool progress = false;         // one updating line on stderr (notesctl: when it is a tty)
     /// Where notes marked trashed (JSON Lines `trashed_at`, front matter `trashed_at`, as

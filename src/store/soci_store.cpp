@@ -60,8 +60,8 @@ std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string)
     default_cache(t, 512);
     // In WAL mode NORMAL syncs only at checkpoints, and notesctl's close checkpoints only when
     // no worker holds the file open: FULL syncs the WAL at every commit, so a batch (and the
-    // import) that notesctl reports is durable. An import commits once per batch of up to
-    // 10,000 notes, so the fsyncs are few.
+    // import) that notesctl reports is durable. An import commits once per batch of
+    // thousands of notes, so the fsyncs are few.
     if (t.backend == Backend::Sqlite && !t.sqlite_synchronous_set) t.sqlite_synchronous = "FULL";
     return std::make_unique<SociStore>(std::move(t));
 }
