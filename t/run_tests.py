@@ -74,6 +74,7 @@ SERVER_EXCLUDED = (
     "test_supervisor.WriterWait",       # the same (SQLite's write lock; the store suite's
                                         # lock_wait_is_unavailable has the servers' row locks)
     "test_supervisor.Deadline",         # the same (WAL read-mark locks)
+    "test_supervisor.DurableWrites",    # SQLite's WAL syncs (the servers' own settings decide)
 )
 EXCLUDED = {
     "sqlite": ("test_backends",),       # database-server faults and several hosts

@@ -79,7 +79,6 @@ DbTarget parse_sqlite(const std::string& rest) {
             if (v != "OFF" && v != "NORMAL" && v != "FULL" && v != "EXTRA")
                 throw std::invalid_argument("synchronous must be off, normal, full or extra");
             t.sqlite_synchronous = v;
-            t.sqlite_synchronous_set = true;
         } else if (o.key == "mmap_mb") {
             if (o.value.empty() || o.value.size() > 7 ||
                 o.value.find_first_not_of("0123456789") != std::string::npos ||

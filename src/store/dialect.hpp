@@ -25,8 +25,9 @@ struct DbTarget {
     Backend backend = Backend::Sqlite;
     std::string soci_params;            // what the SOCI backend gets, e.g. `db="/var/x.db"`
     int busy_timeout_ms = kDefaultBusyTimeoutMs;  // SQLite busy timeout; lock wait on servers
-    std::string sqlite_synchronous = "NORMAL";
-    bool sqlite_synchronous_set = false;  ///< the connection string set synchronous= (defaults yield)
+    /// FULL: in WAL mode it syncs the WAL at every commit, so a write that answered 200 (and a
+    /// batch notesctl reported) survives a power cut; NORMAL syncs only at checkpoints.
+    std::string sqlite_synchronous = "FULL";
     int sqlite_cache_mb = 0;  ///< SQLite page cache per connection; 0: SQLite's default (2 MB)
     bool sqlite_cache_set = false;  ///< the connection string set cache_mb= (open_store's defaults yield)
     /// SQLite memory-mapped I/O of the main file, MiB; 0: off. SQLite caps it (2 GiB in Debian's

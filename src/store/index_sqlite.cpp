@@ -109,7 +109,9 @@ std::vector<std::string> SqliteIndex::session_setup(const DbTarget& t) {
     attach_sql_.clear();
     // A read-only database gets no snapshots file: it could not save a snapshot either.
     if (t.sqlite_readonly) return {};
-    // No user data lives in the snapshots file: losing it only expires the open snapshots.
+    // No user data lives in the snapshots file: losing it only expires the open snapshots, so
+    // it syncs only at checkpoints (NORMAL, still safe from corruption in WAL mode) whatever the
+    // main file's synchronous=: a search that saves a snapshot never waits for an fsync.
     snapshots_file_ = sqlite_snapshots_file(t);
     model_file_ = t.sqlite_file;
     std::string quoted;
@@ -119,7 +121,7 @@ std::vector<std::string> SqliteIndex::session_setup(const DbTarget& t) {
     // the ATTACH may run again after a failure.
     attach_sql_ = {"ATTACH DATABASE '" + quoted + "' AS snap",
                    "PRAGMA snap.journal_mode=WAL",
-                   "PRAGMA snap.synchronous=" + t.sqlite_synchronous,
+                   "PRAGMA snap.synchronous=NORMAL",
                    "CREATE TABLE IF NOT EXISTS snap.search_snapshots (seq INTEGER PRIMARY KEY, "
                    "id_hi INTEGER NOT NULL, id BLOB NOT NULL, user_id INTEGER NOT NULL, "
                    "fingerprint TEXT NOT NULL, created_us INTEGER NOT NULL, expires_us INTEGER "

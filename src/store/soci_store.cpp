@@ -58,11 +58,6 @@ void default_cache(DbTarget& t, int mb) {
 std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string) {
     DbTarget t = parse_connection_string(connection_string);
     default_cache(t, 512);
-    // In WAL mode NORMAL syncs only at checkpoints, and notesctl's close checkpoints only when
-    // no worker holds the file open: FULL syncs the WAL at every commit, so a batch (and the
-    // import) that notesctl reports is durable. An import commits once per batch of
-    // thousands of notes, so the fsyncs are few.
-    if (t.backend == Backend::Sqlite && !t.sqlite_synchronous_set) t.sqlite_synchronous = "FULL";
     return std::make_unique<SociStore>(std::move(t));
 }
 

@@ -246,6 +246,15 @@ class BadConnectionString(unittest.TestCase):
         self.assertFalse(os.path.exists("/tmp/notesd-x.db"))
 
 
+def tracer_pid(pid):
+    """The pid tracing `pid` (0: none), from /proc/PID/status."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("TracerPid:"):
+                return int(line.split()[1])
+    return 0
+
+
 def sqlite_path(db_url):
     return db_url.split("db=", 1)[1].split()[0]
 
@@ -344,6 +353,38 @@ class Unavailable(SupervisorCase):
             lock.release()
         self.assert_unavailable(r)
         return took
+
+
+class DurableWrites(SupervisorCase):
+    """A write that answered 200 is on disk: each commit syncs SQLite's WAL (synchronous=FULL)
+    before the worker answers, not only at the next checkpoint (NORMAL), which a power cut
+    before it would lose."""
+    config = {"workers": 1}
+    creates = 6
+
+    def test_every_committed_write_syncs_the_wal(self):
+        self.get_ok()  # the worker has its database open
+        [worker] = self.stack.wait_for_workers(1)
+        trace = os.path.join(self.stack.dir, "fsync.trace")
+        # -y names each file descriptor's path; -qq keeps attach/detach notes out of the file.
+        tracer = subprocess.Popen(["strace", "-qq", "-y", "-e", "trace=fdatasync,fsync",
+                                   "-o", trace, "-p", str(worker)], stderr=subprocess.PIPE)
+        try:
+            self.stack.wait_for(lambda: tracer.poll() is not None or tracer_pid(worker) != 0,
+                                "strace attached to the worker", 10)
+            if tracer.poll() is not None:  # (reading its stderr before it ends would block)
+                self.fail("strace: " + tracer.stderr.read().decode(errors="replace"))
+            for i in range(self.creates):
+                r = self.stack.request("POST", "/v2/notes", token=self.token,
+                                       body={"content": "# durable %d\n\nsynced before 200" % i})
+                self.assertEqual(r.status, 200, r.text)
+        finally:
+            tracer.terminate()
+            tracer.wait(10)
+        with open(trace) as f:
+            syncs = [line for line in f if "-wal>" in line and " = 0" in line]
+        # NORMAL syncs the WAL only at a checkpoint (about every fourth create of a demo note).
+        self.assertGreaterEqual(len(syncs), self.creates, "WAL syncs: %r" % syncs)
 
 
 class LockedDatabase(Unavailable):

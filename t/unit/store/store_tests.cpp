@@ -148,11 +148,12 @@ BOOST_AUTO_TEST_CASE(connection_strings) {
     BOOST_CHECK(!parse_connection_string("sqlite3://db=x").sqlite_cache_set);
     BOOST_CHECK(parse_connection_string("sqlite3://db=x cache_mb=0").sqlite_cache_set);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x cache_mb=-1"), std::invalid_argument);
-    // likewise synchronous: notesctl's FULL yields to any value the string sets
-    BOOST_CHECK(!parse_connection_string("sqlite3://db=x").sqlite_synchronous_set);
+    // synchronous: FULL (a 200 write survives a power cut) unless the string sets it
+    BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x").sqlite_synchronous, "FULL");
     t = parse_connection_string("sqlite3://db=x synchronous=normal");
-    BOOST_CHECK(t.sqlite_synchronous_set);
     BOOST_CHECK_EQUAL(t.sqlite_synchronous, "NORMAL");
+    BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x synchronous=sometimes"),
+                      std::invalid_argument);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x cache_mb=70000"), std::invalid_argument);
     BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x mmap_mb=4096").sqlite_mmap_mb, 4096);
     BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x").sqlite_mmap_mb, 2048);
