@@ -2,6 +2,7 @@
 broken files, re-import, and an import killed half-way."""
 import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -164,6 +165,55 @@ class KilledImport(unittest.TestCase):
             self.assertIn("imported 1873 notes", text)
             self.assertIn("%d unchanged" % len(partial), text)
             self.assertEqual(len(walk(stack, "/v2/notes", token, {"limit": 100})[0]), 1873)
+            self.assertEqual(stack.integrity_problems(), [])
+
+
+class KillLoopDuringImport(unittest.TestCase):
+    """kill -9 of notesctl import again and again, at moments of no particular batch (inside a
+    batch's transaction, between batches, in the pack after them): after every kill `notesctl
+    check` finds counts and index exact, and a last run completes the import."""
+    KILLS = 6
+
+    def test_kill_loop_then_check(self):
+        self.assertTrue(os.path.isdir(TIL), "the shared corpus is missing: %s" % TIL)
+        rnd = random.Random(20)
+        with Stack() as stack:
+            user, token = stack.create_user("killloop")
+            cmd = [stack.binary("notesctl"), "--db", stack.db_url, "import", user, TIL,
+                   "--batch", "50"]
+            seen, killed = 0, 0
+            for _ in range(self.KILLS):
+                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env=stack._env())
+                # Let at least one more batch land, then kill a random moment later.
+                deadline = time.time() + 60
+                while time.time() < deadline and proc.poll() is None:
+                    total = stack.request("GET", "/v2/notes", query={"limit": 1},
+                                          token=token).json()["total"]
+                    if total > seen:
+                        break
+                    time.sleep(0.02)
+                time.sleep(rnd.uniform(0.0, 0.4))
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGKILL)
+                    killed += 1
+                proc.wait()
+                out = stack.notesctl("check", user, check=False)
+                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                notes, _ = walk(stack, "/v2/notes", token, {"limit": 100})
+                total = stack.request("GET", "/v2/notes", query={"limit": 1},
+                                      token=token).json()["total"]
+                self.assertEqual(total, len(notes))  # counts match the rows
+                self.assertGreaterEqual(len(notes), seen, "a committed batch was lost")
+                seen = len(notes)
+                if seen == 1873:
+                    break
+            self.assertGreaterEqual(killed, 3, "the import finished before the kills")
+            out = stack.notesctl("import", user, TIL, "--batch", "50")
+            self.assertIn("imported 1873 notes", out.stdout + out.stderr)
+            self.assertEqual(len(walk(stack, "/v2/notes", token, {"limit": 100})[0]), 1873)
+            out = stack.notesctl("check", user, check=False)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
             self.assertEqual(stack.integrity_problems(), [])
 
 
