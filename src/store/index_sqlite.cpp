@@ -133,8 +133,10 @@ std::vector<std::string> SqliteIndex::session_setup(const DbTarget& t) {
 
 SqliteIndexStatements& SqliteIndex::snapshots() {
     if (snap_ready_) return own();
+    // The operator's choice, not a bug: like a read-only file, a 503 naming the fault.
     if (attach_sql_.empty())
-        throw std::runtime_error("a database opened readonly keeps no search snapshots");
+        throw StoreUnavailable(StoreFault::ReadOnly,
+                               "read_only: a database opened readonly keeps no search snapshots");
     if (!snap_attached_) {
         // Created here: ATTACH could not create it under `nocreate`.
         if (snapshots_file_ != ":memory:") create_like(snapshots_file_, model_file_);

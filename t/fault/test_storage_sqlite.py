@@ -197,6 +197,23 @@ class ReadOnlyDatabase(SqliteFault):
         self.assert_same_worker(worker)
 
 
+class ReadOnlyConnectionString(SqliteFault):
+    """An operator's `readonly` connection string (say, a copy served for reading): lists are
+    served; a search (it would save a snapshot) and a write are the JSON 503, never a 500."""
+
+    def test_readonly_string_lists_serve_search_and_writes_503(self):
+        self.assert_all_ok(1, "before the change")
+        self.stack.write_config(db=self.stack.db_url + " readonly=1")
+        self.fresh_worker()
+        self.assert_search_down_lists_up()
+        r = self.stack.request("POST", "/v2/notes", body={"content": "# refused"}, token=self.token)
+        self.assert_unavailable(r, "a write")
+        self.assertIn("fault=read_only", self.stack.logs())
+        self.stack.write_config(db=self.stack.db_url)
+        self.fresh_worker()
+        self.assert_all_ok()
+
+
 class DiskFull(SqliteFault):
     TMPFS_SIZE = "8m"
 
