@@ -3,40 +3,29 @@
 #include <memory>
 
 #include "api/errors.hpp"
-#include "base/util.hpp"
+#include "base/json_check.hpp"
 
 namespace notesd {
 namespace {
 
-// jsoncpp's strict mode still skips comments inside objects; '/' outside a string is never JSON.
-bool has_comment(std::string_view body) {
-    bool in_string = false;
-    for (std::size_t i = 0; i < body.size(); ++i) {
-        char c = body[i];
-        if (in_string) {
-            if (c == '\\') ++i;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '/') {
-            return true;
-        }
-    }
-    return false;
-}
+// Deeper bodies are refused before jsoncpp recurses into them; no request needs more than a few.
+constexpr std::size_t kMaxDepth = 64;
 
 }  // namespace
 
 Json::Value parse_json_object(std::string_view body) {
     static const std::unique_ptr<Json::CharReader> reader = [] {
         Json::CharReaderBuilder b;
-        Json::CharReaderBuilder::strictMode(&b.settings_);
-        b["stackLimit"] = 64;
+        Json::CharReaderBuilder::strictMode(&b.settings_);  // rejectDupKeys, failIfExtra, ...
+        b["stackLimit"] = static_cast<int>(kMaxDepth) + 8;  // check_json_text's limit comes first
         return std::unique_ptr<Json::CharReader>(b.newCharReader());
     }();
-    if (!valid_utf8(body)) throw ApiError(400, "INVALID_JSON", "the request body is not valid UTF-8");
-    if (has_comment(body))
-        throw ApiError(400, "INVALID_JSON", "the request body must be a JSON object");
+    // jsoncpp's strict mode still stops at a NUL byte and takes raw control characters in
+    // strings; the check rejects everything RFC 8259 does, so jsoncpp only builds the tree.
+    if (auto bad = check_json_text(body, kMaxDepth))
+        throw ApiError(400, "INVALID_JSON", "the request body is not valid JSON: " + describe(*bad));
+    const std::size_t first = body.find_first_not_of(" \t\r\n");
+    if (body[first] != '{') throw ApiError(400, "INVALID_JSON", "the request body must be a JSON object");
     Json::Value root;
     std::string errs;
     bool ok = false;
@@ -45,8 +34,12 @@ Json::Value parse_json_object(std::string_view body) {
     } catch (const Json::Exception&) {
         ok = false;
     }
-    if (!ok || !root.isObject())
+    if (!ok) {
+        // The text is valid JSON, so jsoncpp refused a duplicate key: find which, and where.
+        if (auto dup = check_json_text(body, kMaxDepth, true))
+            throw ApiError(400, "INVALID_JSON", "the request body is not valid JSON: " + describe(*dup));
         throw ApiError(400, "INVALID_JSON", "the request body must be a JSON object");
+    }
     return root;
 }
 

@@ -15,6 +15,15 @@ std::string kind_of(const std::string& body) {
     }
     return "";
 }
+// "KIND: message" of the rejection, "" when the body is accepted.
+std::string rejection(const std::string& body) {
+    try {
+        parse_json_object(body);
+    } catch (const ApiError& e) {
+        return e.kind() + ": " + e.message();
+    }
+    return "";
+}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(json_io)
@@ -24,6 +33,27 @@ BOOST_AUTO_TEST_CASE(strict_reader) {
     for (const char* bad : {"[1,2]", "\"s\"", "{\"a\":1} trailing", "{\"a\":1,}", "{/*c*/}",
                             "{\"a\":1,\"a\":2}", "", "{", "\xff"})
         BOOST_CHECK_MESSAGE(kind_of(bad) == "INVALID_JSON", bad);
+}
+
+// RFC 8259 forbids these; jsoncpp's strict mode accepted each of them (issue 20, item 5).
+BOOST_AUTO_TEST_CASE(rfc8259_rejections_name_the_problem_and_offset) {
+    using namespace std::string_literals;
+    const std::string prefix = "INVALID_JSON: the request body is not valid JSON: ";
+    BOOST_CHECK_EQUAL(rejection("{\"query\":\"a\"}\0{\"limit\":\"x\"}"s),
+                      prefix + "trailing a NUL byte after the JSON value at byte 13");
+    BOOST_CHECK_EQUAL(rejection("{\"query\":\"a\0b\"}"s), prefix + "a NUL byte in a string at byte 11");
+    BOOST_CHECK_EQUAL(rejection("{\"query\":\"a\nb\"}"),
+                      prefix + "a raw control character U+000A in a string (escape it) at byte 11");
+    BOOST_CHECK_EQUAL(rejection("{\"query\":\"\x01\"}"),
+                      prefix + "a raw control character U+0001 in a string (escape it) at byte 10");
+    BOOST_CHECK_EQUAL(rejection("{\"query\":\"\\udc00\"}"), prefix + "an escaped lone surrogate U+DC00 at byte 10");
+    BOOST_CHECK_EQUAL(rejection("{\"query\":\"\xc0\xaf\"}"), prefix + "invalid UTF-8 (byte 0xC0) at byte 10");
+    BOOST_CHECK_EQUAL(rejection("{\"limit\":1,\"limit\":2}"), prefix + "duplicate key \"limit\" at byte 11");
+    BOOST_CHECK_EQUAL(rejection("{\"a\":{\"b\":1,\"\\u0062\":2}}"), prefix + "duplicate key \"b\" at byte 12");
+    BOOST_CHECK_EQUAL(rejection("{\"a\":1} {\"a\":2}"), prefix + "trailing '{' after the JSON value at byte 8");
+    BOOST_CHECK_EQUAL(rejection("{\"a\":01}"), prefix + "a number with a leading zero at byte 5");
+    BOOST_CHECK_EQUAL(rejection("[1]"), "INVALID_JSON: the request body must be a JSON object");
+    BOOST_CHECK_EQUAL(rejection(" {\"a\":[1,{\"b\":\"\\u00e9\\n\"}]}\r\n"), "");
 }
 
 BOOST_AUTO_TEST_CASE(deep_nesting_is_rejected_not_crashing) {
