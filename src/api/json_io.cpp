@@ -35,10 +35,11 @@ Json::Value parse_json_object(std::string_view body) {
         ok = false;
     }
     if (!ok) {
-        // The text is valid JSON, so jsoncpp refused a duplicate key: find which, and where.
+        // The text is valid JSON, so jsoncpp refused a duplicate key (find which, and where) or a
+        // number beyond a double's range such as 1e400 (RFC 8259 section 9 allows that limit).
         if (auto dup = check_json_text(body, kMaxDepth, true))
             throw ApiError(400, "INVALID_JSON", "the request body is not valid JSON: " + describe(*dup));
-        throw ApiError(400, "INVALID_JSON", "the request body must be a JSON object");
+        throw ApiError(400, "INVALID_JSON", "the request body is not valid JSON: a number out of range");
     }
     return root;
 }

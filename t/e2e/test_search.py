@@ -270,6 +270,23 @@ class Validation(SearchBase):
         r = self.search(big.encode(), headers={"Content-Type": "application/json"})
         self.error(r, 413, "PAYLOAD_TOO_LARGE")
 
+    def test_strict_json(self):
+        # RFC 8259 (issue 20, item 5): jsoncpp's strict mode took each of these as {"query":"widget"}.
+        for raw, problem in ((b'{"query":"widget"}\x00{"limit":"x"}',
+                              "trailing a NUL byte after the JSON value at byte 18"),
+                             (b'{"query":"wid\x00get"}', "a NUL byte in a string at byte 13"),
+                             (b'{"query":"wid\nget"}',
+                              "a raw control character U+000A in a string (escape it) at byte 13"),
+                             (b'{"query":"widget\\udc00"}', "an escaped lone surrogate U+DC00 at byte 16"),
+                             (b'{"query":"widget","limit":01}', "a number with a leading zero at byte 26"),
+                             (b'{"query":"widget","query":"x"}', 'duplicate key "query" at byte 18'),
+                             (b'{"query":"\xc0\xafwidget"}', "invalid UTF-8 (byte 0xC0) at byte 10")):
+            body = self.error(self.search(raw, headers={"Content-Type": "application/json"}), 400,
+                              "INVALID_JSON")
+            self.assertEqual(body["error_metadata"]["message"],
+                             "the request body is not valid JSON: " + problem)
+        self.ok({"query": "widget", "pad": "tab\t and newline\n escaped, \u00e9 and \U0001F600"})
+
     def test_method_and_auth(self):
         r = self.stack.request("GET", "/v2/notes/search", token=self.token)
         self.error(r, 405, "METHOD_NOT_ALLOWED")

@@ -52,6 +52,7 @@ BOOST_AUTO_TEST_CASE(rfc8259_rejections_name_the_problem_and_offset) {
     BOOST_CHECK_EQUAL(rejection("{\"a\":{\"b\":1,\"\\u0062\":2}}"), prefix + "duplicate key \"b\" at byte 12");
     BOOST_CHECK_EQUAL(rejection("{\"a\":1} {\"a\":2}"), prefix + "trailing '{' after the JSON value at byte 8");
     BOOST_CHECK_EQUAL(rejection("{\"a\":01}"), prefix + "a number with a leading zero at byte 5");
+    BOOST_CHECK_EQUAL(rejection("{\"limit\":1e400}"), prefix + "a number out of range");
     BOOST_CHECK_EQUAL(rejection("[1]"), "INVALID_JSON: the request body must be a JSON object");
     BOOST_CHECK_EQUAL(rejection(" {\"a\":[1,{\"b\":\"\\u00e9\\n\"}]}\r\n"), "");
 }
