@@ -20,6 +20,14 @@ Parts, in order:
   e2e (X)       the e2e suite again on each server of NOTESD_TEST_MYSQL / NOTESD_TEST_PGSQL
                 (NOTESD_E2E_DB=mysql|postgresql: every stack gets a fresh database there), less
                 the tests EXCLUDED lists for that backend
+  fuzz          each libFuzzer target of fuzz/ (built with ASan and UBSan) replays its seed
+                corpus fuzz/corpus/NAME once, one test per target: every input must run without
+                a sanitizer report or a failed property (`--fuzz-dir B/fuzz`, which `make check`
+                passes when configure found clang's libFuzzer)
+  e2e asan      the e2e suite on SQLite again against the binaries of a second build tree
+                configured with --enable-sanitizers (`--asan-builddir DIR` or
+                NOTESD_TEST_ASAN_BUILDDIR; CI sets it): ASan and UBSan reports are fatal and
+                written to files, each one a failure of the module that caused it
   fault         the fault matrix: every t/fault/test_*.py (floods, slow clients, killed and
                 stuck workers, storage faults...; see t/fault/faultlib.py), each module in its
                 own process like an e2e module. Rows needing database servers loop over the
@@ -81,6 +89,31 @@ EXCLUDED = {
     "mysql": SERVER_EXCLUDED,
     "postgresql": SERVER_EXCLUDED,
 }
+
+
+# Sanitizer reports go to files (ASan/UBSan log_path: PREFIX.PID), so that a report of a worker
+# that the supervisor replaced, or of a process whose output a test discards, is still seen.
+def sanitizer_env(env, report_dir):
+    prefix = os.path.join(report_dir, "report")
+    return dict(env,
+                ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:log_path=" + prefix,
+                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=" + prefix,
+                LSAN_OPTIONS="log_path=" + prefix)
+
+
+def take_sanitizer_reports(report_dir):
+    """[(file name, first line naming the error)] of the reports in report_dir, which are moved
+    beside it (results_dir/asan-reports-report.PID) so that the next module starts with none."""
+    found = []
+    for name in sorted(os.listdir(report_dir)):
+        path = os.path.join(report_dir, name)
+        with open(path, errors="replace") as f:
+            text = f.read()
+        lines = [l for l in text.splitlines() if "ERROR:" in l or "runtime error" in l]
+        found.append((name, (lines[0] if lines else text[:200]).strip()))
+        os.rename(path, os.path.join(os.path.dirname(report_dir), os.path.basename(report_dir)
+                                     + "-" + name))
+    return found
 
 
 class Part:
@@ -467,6 +500,48 @@ def run_openapi(part, srcdir, builddir, results_dir):
         part.passed += 1
 
 
+# ---- fuzz corpora ------------------------------------------------------------------------------
+
+FUZZ_TIMEOUT_S = 600
+
+
+def run_fuzz_corpora(fuzz_dir, srcdir, results_dir):
+    """One test per target: its libFuzzer binary runs every seed of fuzz/corpus/NAME once."""
+    corpus_root = os.path.join(srcdir, "fuzz", "corpus")
+    part = Part("fuzz corpora (ASan+UBSan)")
+    names = sorted(os.listdir(corpus_root)) if os.path.isdir(corpus_root) else []
+    if not names:
+        part.fail("fuzz", "no seed corpora in " + corpus_root)
+    inputs = 0
+    t0 = time.monotonic()
+    for name in names:
+        binary = os.path.join(fuzz_dir, name + "_fuzzer")
+        seeds = sorted(os.path.join(corpus_root, name, f)
+                       for f in os.listdir(os.path.join(corpus_root, name)))
+        if not os.access(binary, os.X_OK):
+            part.fail(name, "%s is not built" % binary)
+            continue
+        log_path = os.path.join(results_dir, "fuzz-%s.log" % name)
+        env = dict(os.environ, ASAN_OPTIONS="halt_on_error=1:detect_leaks=1",
+                   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+        rc, _ = run_with_timeout([binary] + seeds, FUZZ_TIMEOUT_S, env=env, log_path=log_path)
+        with open(log_path, errors="replace") as f:
+            text = f.read()
+        ran = text.count("\nExecuted ")
+        bad = [l for l in text.splitlines()
+               if "ERROR:" in l or "runtime error" in l or "property failed" in l]
+        if rc == 0 and ran == len(seeds) and seeds and not bad:
+            part.passed += 1
+            inputs += ran
+        elif rc is None:
+            part.fail(name, "timed out after %d s (log %s)" % (FUZZ_TIMEOUT_S, log_path))
+        else:
+            part.fail(name, "%s (exit status %s, %d of %d inputs ran; log %s)"
+                      % (bad[0].strip() if bad else "no report", rc, ran, len(seeds), log_path))
+    part.note = "%d inputs, %.1f s" % (inputs, time.monotonic() - t0)
+    return part
+
+
 # ---- driver -----------------------------------------------------------------------------------
 
 def run_layout_check(part, srcdir):
@@ -532,13 +607,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--srcdir", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--builddir", default=".")
-    ap.add_argument("--only", choices=("layout", "openapi", "unit", "store", "e2e", "fault", "package"),
+    ap.add_argument("--only", choices=("layout", "openapi", "unit", "store", "fuzz", "e2e", "fault",
+                                       "package"),
                     action="append",
                     help="run only these parts (repeatable)")
     ap.add_argument("--e2e", action="append", metavar="NAME",
                     help="run only these e2e or fault modules, e.g. test_nginx (repeatable)")
     ap.add_argument("--no-recycle", action="store_true",
                     help="skip the e2e pass with max_requests=1")
+    ap.add_argument("--fuzz-dir", help="replay the seed corpora with the libFuzzer targets here")
+    ap.add_argument("--asan-builddir", default=os.environ.get("NOTESD_TEST_ASAN_BUILDDIR"),
+                    help="also run the e2e suite on SQLite against this --enable-sanitizers build")
     ap.add_argument("--run-module", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -549,7 +628,7 @@ def main():
     builddir = os.path.abspath(args.builddir)
     results_dir = os.path.join(builddir, "t", "test-results")
     os.makedirs(results_dir, exist_ok=True)
-    default_parts = ("layout", "openapi", "unit", "store", "e2e")
+    default_parts = ("layout", "openapi", "unit", "store", "fuzz", "e2e")
     if os.environ.get("NOTESD_TEST_FAULT", "0") == "1":
         default_parts += ("fault",)
     if os.environ.get("NOTESD_TEST_PACKAGE", "0") == "1":
@@ -590,6 +669,11 @@ def main():
             parts.append(part)
             print_part(part)
 
+    if "fuzz" in parts_wanted and args.fuzz_dir:
+        part = run_fuzz_corpora(os.path.abspath(args.fuzz_dir), srcdir, results_dir)
+        parts.append(part)
+        print_part(part)
+
     env = dict(os.environ, NOTESD_SRCDIR=srcdir, NOTESD_BUILDDIR=builddir,
                NOTESD_SHARED=shared, PYTHONDONTWRITEBYTECODE="1")
     env.pop("NOTESD_E2E_SET", None)
@@ -605,6 +689,14 @@ def main():
             passes.append(("e2e max_requests=1", "e2e-recycle-",
                            dict(env, NOTESD_E2E_SET="max_requests=1"),
                            EXCLUDED["sqlite"] + NOT_RECYCLED, None))
+        if args.asan_builddir:
+            report_dir = os.path.join(results_dir, "asan-reports")
+            shutil.rmtree(report_dir, ignore_errors=True)
+            os.makedirs(report_dir)
+            passes.append(("e2e asan", "e2e-asan-",
+                           sanitizer_env(dict(env, NOTESD_BUILDDIR=os.path.abspath(args.asan_builddir)),
+                                         report_dir),
+                           EXCLUDED["sqlite"], None))
         for backend, var in E2E_SERVERS:
             conn = os.environ.get(var, "").strip()
             if conn:
@@ -627,6 +719,9 @@ def main():
                 part = Part("%s %s" % (label, name))
                 run_e2e_module(part, os.path.join(e2e_dir, m), results_dir, pass_env,
                                prefix + name)
+                if "ASAN_OPTIONS" in pass_env:
+                    for report, line in take_sanitizer_reports(report_dir):
+                        part.fail(name, "sanitizer report %s: %s" % (report, line))
                 parts.append(part)
                 print_part(part)
         if not modules and not args.e2e:
