@@ -53,6 +53,8 @@ std::optional<std::string> base64_decode_any(std::string_view text);
 
 /// True when s is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).
 bool valid_utf8(std::string_view s);
+/// Appends code point cp (at most U+10FFFF, not a surrogate) to out as UTF-8.
+void append_utf8(std::string& out, char32_t cp);
 /// Number of Unicode code points in valid UTF-8.
 std::size_t utf8_length(std::string_view s);
 
