@@ -2,8 +2,8 @@
 
 #include "base/util.hpp"
 
-#include <algorithm>
 #include <cstdio>
+#include <unordered_set>
 #include <vector>
 
 namespace notesd {
@@ -120,10 +120,7 @@ private:
         const std::size_t at = i_;
         string(dup_ ? &key_ : nullptr);
         if (dup_) {
-            auto& seen = keys_.back();
-            if (std::find(seen.begin(), seen.end(), key_) != seen.end())
-                fail(at, "duplicate key \"" + key_ + "\"");
-            seen.push_back(key_);
+            if (!keys_.back().insert(key_).second) fail(at, "duplicate key \"" + key_ + "\"");
         }
         skip_ws();
         if (i_ == s_.size() || s_[i_] != ':') fail(i_, "expected ':' but found " + what_is(i_));
@@ -286,7 +283,8 @@ private:
     bool dup_;
     std::size_t i_ = 0;
     std::string open_;  // one byte per open container: 1 object, 0 array (no allocation up to 15)
-    std::vector<std::vector<std::string>> keys_;
+    // Keys seen in each open object: hashed, as a body of 64 KiB holds thousands of keys.
+    std::vector<std::unordered_set<std::string>> keys_;
     std::string key_;
 };
 

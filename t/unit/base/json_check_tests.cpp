@@ -98,6 +98,14 @@ BOOST_AUTO_TEST_CASE(duplicate_keys_only_when_asked) {
     // Compared after unescaping; the same name in different objects is fine.
     BOOST_CHECK_EQUAL(check("{\"o\":{\"k\":1},\"p\":{\"k\":1,\"\\u006b\":2}}", true), "duplicate key \"k\" at byte 24");
     BOOST_CHECK_EQUAL(check("{\"o\":{\"k\":1},\"k\":[{\"k\":1}],\"K\":0}", true), "");
+    // An object's keys are still known after a nested object closed.
+    BOOST_CHECK_EQUAL(check("{\"a\":{\"a\":1},\"b\":2,\"a\":3}", true), "duplicate key \"a\" at byte 19");
+    // Thousands of keys (a 64 KiB body holds about 6,500): the last one repeats the first.
+    std::string many = "{";
+    for (int i = 0; i < 6500; ++i) many += "\"k" + std::to_string(i) + "\":0,";
+    const std::size_t last = many.size();
+    many += "\"k0\":0}";
+    BOOST_CHECK_EQUAL(check(many, true), "duplicate key \"k0\" at byte " + std::to_string(last));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
