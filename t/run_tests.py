@@ -91,25 +91,30 @@ EXCLUDED = {
 }
 
 
-# Sanitizer reports go to files (ASan/UBSan log_path: PREFIX.PID), so that a report of a worker
+# Sanitizer reports go to files (ASan/LSan log_path: PREFIX.PID), so that a report of a worker
 # that the supervisor replaced, or of a process whose output a test discards, is still seen.
+# GCC's UBSan beside ASan ignores log_path and writes to stderr: the harness copies a notesd log
+# holding one into report_dir (NOTESD_E2E_SANITIZER_DIR), and abort_on_error makes any other
+# process it stops die of SIGABRT rather than exit with status 1, which a test may expect.
 def sanitizer_env(env, report_dir):
     prefix = os.path.join(report_dir, "report")
     return dict(env,
                 ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:log_path=" + prefix,
-                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=" + prefix,
-                LSAN_OPTIONS="log_path=" + prefix)
+                UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=" + prefix,
+                LSAN_OPTIONS="log_path=" + prefix,
+                NOTESD_E2E_SANITIZER_DIR=report_dir)
 
 
 def take_sanitizer_reports(report_dir):
-    """[(file name, first line naming the error)] of the reports in report_dir, which are moved
-    beside it (results_dir/asan-reports-report.PID) so that the next module starts with none."""
+    """[(file name, first line naming the error)] of the reports in report_dir (log_path files,
+    notesd logs the harness kept), which are moved beside it (results_dir/asan-reports-NAME) so
+    that the next module starts with none."""
     found = []
     for name in sorted(os.listdir(report_dir)):
         path = os.path.join(report_dir, name)
         with open(path, errors="replace") as f:
             text = f.read()
-        lines = [l for l in text.splitlines() if "ERROR:" in l or "runtime error" in l]
+        lines = [l for l in text.splitlines() if "Sanitizer" in l or "runtime error:" in l]
         found.append((name, (lines[0] if lines else text[:200]).strip()))
         os.rename(path, os.path.join(os.path.dirname(report_dir), os.path.basename(report_dir)
                                      + "-" + name))
