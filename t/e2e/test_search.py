@@ -271,7 +271,10 @@ class Validation(SearchBase):
         self.error(r, 413, "PAYLOAD_TOO_LARGE")
 
     def test_strict_json(self):
-        # RFC 8259 (issue 20, item 5): jsoncpp's strict mode took each of these as {"query":"widget"}.
+        # RFC 8259 (issue 20, item 5): each is 400 INVALID_JSON naming the problem and its byte
+        # offset. The reader before (jsoncpp's strict mode) accepted the first five (the query
+        # read as "widget", "wid", "wid\nget", "widget" plus invalid UTF-8, and "widget"); it
+        # named neither problem nor offset for the last two.
         for raw, problem in ((b'{"query":"widget"}\x00{"limit":"x"}',
                               "trailing a NUL byte after the JSON value at byte 18"),
                              (b'{"query":"wid\x00get"}', "a NUL byte in a string at byte 13"),
