@@ -12,25 +12,6 @@
 namespace notesd::detail {
 namespace {
 
-// Appends code point c to out as UTF-8.
-void put_utf8(std::string& out, char32_t c) {
-    if (c < 0x80) {
-        out += static_cast<char>(c);
-    } else if (c < 0x800) {
-        out += static_cast<char>(0xC0 | (c >> 6));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-        out += static_cast<char>(0xE0 | (c >> 12));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (c >> 18));
-        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    }
-}
-
 // Code points of valid UTF-8 text.
 std::vector<char32_t> code_points(const std::string& s) {
     std::vector<char32_t> out;
@@ -56,7 +37,7 @@ bool prefix_end(const std::string& prefix, std::string& end) {
     char32_t& last = cps.back();
     last = last == 0xD7FF ? 0xE000 : last + 1;  // surrogates are not characters
     end.clear();
-    for (char32_t c : cps) put_utf8(end, c);
+    for (char32_t c : cps) append_utf8(end, c);
     return true;
 }
 
