@@ -16,8 +16,9 @@ std::string chars_text(std::size_t min_chars, std::size_t max_chars) {
     return "from " + std::to_string(min_chars) + " to " + std::to_string(max_chars) + " characters";
 }
 
-// jsoncpp decodes \u escapes itself: a lone low surrogate comes out as invalid UTF-8 and \u0000
-// as a NUL byte, which the databases do not store as text. Both are refused here.
+// jsoncpp decodes \u escapes itself: \u0000 comes out as a NUL byte, which the databases do not
+// store as text. An escaped lone surrogate (invalid UTF-8 once decoded) is INVALID_JSON in the
+// reader already; both are refused here for any tree that reaches a field reader.
 void check_text(const std::string& field, const std::string& s, std::size_t min_chars,
                 std::size_t max_chars, const std::string& what) {
     if (!valid_utf8(s) || s.find('\0') != std::string::npos)

@@ -175,6 +175,30 @@ class NoteWrites(unittest.TestCase):
                          json.dumps({"content": "é" * 200000}, ensure_ascii=False).encode())
         self.assertEqual(big.status, 200, big.text[:300])
 
+    def test_strict_json_bodies(self):
+        # Write bodies go through the strict RFC 8259 reader too (issue 20, item 5): 400
+        # INVALID_JSON naming the problem and its byte offset, and nothing is written. main's
+        # reader before took the first two (a raw newline deep in a 600 KB note, a note update
+        # followed by a NUL byte and more) and named no problem for the third.
+        n = self.w.create("strict")
+        path = "/v2/notes/" + n["id"]
+        before = self.w.total()
+        big = b'{"content":"' + b"a" * 600000 + b'\n"}'
+        for method, target, raw, problem in (
+                ("POST", "/v2/notes", big,
+                 "a raw control character U+000A in a string (escape it) at byte 600012"),
+                ("PATCH", path, b'{"content":"changed","version":1}\x00{"version":2}',
+                 "trailing a NUL byte after the JSON value at byte 33"),
+                ("POST", "/v2/collections", b'{"title":"A","title":"B"}',
+                 'duplicate key "title" at byte 13')):
+            with self.subTest(method=method, target=target):
+                meta = self.assertError(self.w.req(method, target, raw), 400, "INVALID_JSON")
+                self.assertEqual(meta["message"], "the request body is not valid JSON: " + problem)
+        self.assertEqual(self.w.total(), before)
+        self.assertEqual(self.w.get(n["id"]).json()["content"], "strict")
+        self.assertNotIn("A", self.w.collections())
+        self.assertNotIn("B", self.w.collections())
+
     def test_body_limits(self):
         # 1 MiB for create and update (nginx and worker), 64 KiB elsewhere
         r = self.w.req("POST", "/v2/notes", {"content": "a" * 190000 + "\u00e9" * 2000})

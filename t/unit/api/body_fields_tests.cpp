@@ -59,8 +59,12 @@ BOOST_AUTO_TEST_CASE(path_uuids) {
 }
 
 BOOST_AUTO_TEST_CASE(strings) {
-    const Json::Value o = parse_json_object(
-        "{\"t\":\"h\\u00e9llo\",\"n\":null,\"i\":5,\"nul\":\"a\\u0000b\",\"lone\":\"\\udc00\",\"e\":\"\"}");
+    Json::Value o = parse_json_object(
+        "{\"t\":\"h\\u00e9llo\",\"n\":null,\"i\":5,\"nul\":\"a\\u0000b\",\"e\":\"\"}");
+    // An escaped lone surrogate is already INVALID_JSON in the reader; the invalid UTF-8 jsoncpp
+    // would decode it to stays refused here for a tree built some other way.
+    BOOST_CHECK_EQUAL(failure([] { parse_json_object("{\"lone\":\"\\udc00\"}"); }), "400 INVALID_JSON ");
+    o["lone"] = "\xed\xb0\x80";
     BodyFields b(o);
     BOOST_CHECK_EQUAL(*b.opt_string("t", 1, 5), "h\xc3\xa9llo");  // 5 characters, 6 bytes
     BOOST_CHECK_EQUAL(failure([&] { b.opt_string("t", 1, 4); }), "400 INVALID_PARAMETER t");
