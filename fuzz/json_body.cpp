@@ -1,10 +1,12 @@
-// JSON request bodies: the strict reader (check_json_text + jsoncpp) and the search command read
-// from it. parse_json_object throws only 400 INVALID_JSON, and exactly when the text is not an
-// RFC 8259 object without duplicate keys (check_json_text is the oracle, jsoncpp the parser);
-// every string it lets through is valid UTF-8; parse_search throws only 400 errors. (Found by it:
-// 1e400 is RFC 8259 but jsoncpp refuses it, which the reader reported as "must be an object".)
+// JSON request bodies: the strict reader (check_json_text + jsoncpp, reached through
+// parse_body_object as the search handler calls it) and the search command read from it. The
+// reader throws only 400 INVALID_JSON, and exactly when the text is not an RFC 8259 object without
+// duplicate keys (check_json_text is the oracle, jsoncpp the parser); every string it lets through
+// is valid UTF-8; parse_search throws only 400 errors. (Found by it: 1e400 is RFC 8259 but jsoncpp
+// refuses it, which the reader reported as "must be an object".) Write bodies: write_body.cpp.
 #include <json/json.h>
 
+#include "api/body_fields.hpp"
 #include "api/json_io.hpp"
 #include "api/params.hpp"
 #include "api/query_string.hpp"
@@ -37,9 +39,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     const bool rfc_ok = !check_json_text(text, 64, true);
     const std::size_t first = text.find_first_not_of(" \t\r\n");
     const bool object = rfc_ok && text[first] == '{';
+    HttpRequest req;
+    req.content_type = "application/json";
+    req.body.assign(text);
     Json::Value body;
     try {
-        body = parse_json_object(text);
+        body = parse_body_object(req, false);
     } catch (const ApiError& e) {
         notesd_fuzz::expect_error(e, 400, "INVALID_JSON");
         // The one limit past the grammar (besides depth): numbers must fit a double.
