@@ -139,25 +139,16 @@ private:
             skip_ws();
             if (i_ == s_.size()) fail(i_, "unexpected end of the body where a value was expected");
             const char c = s_[i_];
-            if (c == '{') {
-                open(true);
+            if (c == '{' || c == '[') {
+                const bool object = c == '{';
+                open(object);
                 skip_ws();
-                if (i_ < s_.size() && s_[i_] == '}') {
+                if (i_ < s_.size() && s_[i_] == (object ? '}' : ']')) {  // {} or []
                     ++i_;
                     close();
                     return;
                 }
-                member_key();
-                continue;
-            }
-            if (c == '[') {
-                open(false);
-                skip_ws();
-                if (i_ < s_.size() && s_[i_] == ']') {
-                    ++i_;
-                    close();
-                    return;
-                }
+                if (object) member_key();
                 continue;
             }
             if (c == '"') return string(nullptr);
