@@ -12,11 +12,27 @@ NOTESD_TEST_PGSQL: CI has both); without it the class is reported as skipped.
   and every request is 200 after SIGCONT;
 - the workers' idle connections killed on the server (KILL CONNECTION, pg_terminate_backend;
   a server's idle timeout does the same): the next request is 200, its first read having been
-  run again on a new connection (a request's reads are replayed once, its writes never).
+  run again on a new connection (a request's reads are replayed once, its writes never);
+- read-only (MariaDB: SET GLOBAL read_only, which binds notesd: it has neither SUPER nor
+  READ_ONLY ADMIN; PostgreSQL: default_transaction_read_only in the configuration, reloaded):
+  lists are 200, a search (it saves a snapshot) and a note create the JSON 503 with
+  fault=read_only; made writable again, every request is 200 from the same worker;
+- the disk full: notesd's tables on a small tmpfs of the row's own (MariaDB: the database's
+  directory moved there behind a symbolic link, the server stopped meanwhile; PostgreSQL: a
+  tablespace there; the servers' logs stay on their disk), filled up: a table takes rows while
+  its allocated pages have room, so searches and note creates are 200 until their table must
+  grow, then the JSON 503 with fault=disk_full (MariaDB 1114, PostgreSQL 53100), lists 200;
+  the space freed, every request is 200 from the same worker.
+
+The full-disk rows mount a tmpfs: run as root (CI does).
 
 A restart under load is test_backends.DatabaseRestart in the e2e suite's server passes.
 """
 import os
+import pwd
+import shutil
+import subprocess
+import tempfile
 import time
 import unittest
 
@@ -149,6 +165,143 @@ class ServerFault(faultlib.FaultCase):
         self.assertEqual(self.stack.worker_pids(), self.worker, "the worker was replaced")
         self.assert_no_crash()
 
+
+    # ---- read-only --------------------------------------------------------------------------
+
+    def create_note(self, text="# written during the fault"):
+        return self.stack.request("POST", "/v2/notes", body={"content": text}, token=self.token,
+                                  timeout=30)
+
+    def set_read_only(self, on):
+        """The server read-only for notesd, or writable again. MariaDB: read_only, which binds
+        every user without SUPER or READ_ONLY ADMIN (notesd has neither: t/db/mariadb.sh grants
+        it ALL on its database only). PostgreSQL: default_transaction_read_only in the server's
+        configuration, reloaded (every transaction not asking for READ WRITE itself is
+        read-only: notesd never asks); the postmaster signals the sessions as it reloads, and a
+        session applies the change before its next statement, so once a new session sees the
+        value every session of the worker does."""
+        if self.backend == "mysql":
+            self.server.sql("SET GLOBAL read_only = %s" % ("ON" if on else "OFF"))
+            return
+        self.server.sql("ALTER SYSTEM %s; SELECT pg_reload_conf();" % (
+            "SET default_transaction_read_only = on" if on
+            else "RESET default_transaction_read_only"))
+        want = "on" if on else "off"
+        for _ in range(100):
+            if self.server.sql("SHOW default_transaction_read_only", "-t", "-A").strip() == want:
+                return
+            time.sleep(0.05)
+        self.fail("the server did not reload default_transaction_read_only = " + want)
+
+    def test_server_read_only_then_writable(self):
+        self.set_read_only(True)
+        try:
+            for i in range(3):
+                self.assert_unavailable(self.search(), "search %d while read-only (its snapshot)"
+                                        % i)
+                self.assert_ok(self.list_notes(), "notes list %d while read-only" % i)
+                self.assert_unavailable(self.create_note(), "note create %d while read-only" % i)
+        finally:
+            self.set_read_only(False)
+        self.assert_all_ok()
+        self.assert_ok(self.create_note("# written after the fault"), "note create after")
+        self.assertEqual(self.stack.worker_pids(), self.worker, "the worker was replaced")
+        self.assert_no_crash()
+        self.assertIn("fault=read_only", self.stack.logs())
+
+    # ---- full disk --------------------------------------------------------------------------
+
+    def mount_tmpfs(self, size, uid):
+        """A tmpfs of `size` owned by `uid`, unmounted (by its path) at cleanup; returns it."""
+        if os.geteuid() != 0:
+            self.fail("the full-disk row mounts a tmpfs: run it as root (CI does)")
+        path = tempfile.mkdtemp(prefix="notesd-full-")
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s,mode=0700,uid=%d"
+                            % (size, uid), "notesd-fault", path], capture_output=True, text=True)
+        if p.returncode != 0:
+            os.rmdir(path)
+            self.fail("cannot mount a tmpfs (the row needs CAP_SYS_ADMIN): " + p.stderr)
+        self.addCleanup(os.rmdir, path)
+        self.addCleanup(subprocess.run, ["umount", "-l", path], capture_output=True)
+        return path
+
+    def fill(self, mount):
+        """Appends to a file until the tmpfs is full; returns its path."""
+        path = os.path.join(mount, "filler")
+        with open(path, "ab", buffering=0) as f:
+            for size in (1 << 20, 4096, 1):
+                try:
+                    while True:
+                        f.write(b"\0" * size)
+                except OSError:
+                    pass
+        return path
+
+    def tables_on_tmpfs(self):
+        """Puts notesd's tables and indexes on a small tmpfs; returns its path. The server's
+        logs stay in its data directory, as on a server whose tables have a disk of their own.
+        MariaDB: the database's directory (a file per table) moved there, a symbolic link in
+        its place, the server stopped meanwhile. PostgreSQL: a tablespace there."""
+        if self.backend == "mysql":
+            mount = self.mount_tmpfs("16m", os.geteuid())
+            self.move_database(mount, True)
+            self.addCleanup(self.move_database, mount, False)
+            return mount
+        # the cluster runs as postgres when we are root (t/db/postgresql.sh)
+        mount = self.mount_tmpfs("16m", pwd.getpwnam("postgres").pw_uid)
+        self.server.sql("CREATE TABLESPACE notesd_full LOCATION '%s'" % mount)
+        self.addCleanup(self.server.sql, "DROP TABLESPACE notesd_full")
+        self.move_tables("pg_default", "notesd_full")
+        self.addCleanup(self.move_tables, "notesd_full", "pg_default")
+        return mount
+
+    def move_database(self, mount, there):
+        """MariaDB: the database notesd's directory moved onto `mount` (there) or back."""
+        home = os.path.join(self.server.dir, "data", "notesd")
+        away = os.path.join(mount, "notesd")
+        self.server.run("stop")
+        if there:
+            shutil.move(home, away)
+            os.symlink(away, home)
+        else:
+            os.unlink(home)
+            shutil.move(away, home)
+        self.server.run("start", timeout=120)
+
+    def move_tables(self, src, dst):
+        self.server.sql("ALTER TABLE ALL IN TABLESPACE %s OWNED BY notesd SET TABLESPACE %s; "
+                        "ALTER INDEX ALL IN TABLESPACE %s OWNED BY notesd SET TABLESPACE %s"
+                        % (src, dst, src, dst), "-d", "notesd")
+
+    def first_unavailable(self, call, what, most=500):
+        """Calls `call` until it is the JSON 503 (each answer before it a 200: a table's pages
+        have room for some rows before it must grow); returns how many 200s came first."""
+        for i in range(most):
+            r = call()
+            if r.status != 200:
+                self.assert_unavailable(r, "%s %d with the disk full" % (what, i))
+                return i
+        self.fail("%s: still 200 after %d calls with the disk full" % (what, most))
+
+    def test_disk_full_then_freed(self):
+        mount = self.tables_on_tmpfs()
+        self.assert_all_ok(1, "with the tables on the tmpfs")
+        filler = self.fill(mount)
+        try:
+            self.first_unavailable(self.search, "search")
+            self.first_unavailable(self.create_note, "note create")
+            for i in range(3):
+                self.assert_unavailable(self.search(), "search %d with the disk full" % i)
+                self.assert_ok(self.list_notes(), "notes list %d with the disk full" % i)
+                self.assert_unavailable(self.create_note(), "note create %d with the disk full"
+                                        % i)
+        finally:
+            os.unlink(filler)
+        self.assert_all_ok()
+        self.assert_ok(self.create_note("# written after the fault"), "note create after")
+        self.assertEqual(self.stack.worker_pids(), self.worker, "the worker was replaced")
+        self.assert_no_crash()
+        self.assertIn("fault=disk_full", self.stack.logs())
 
 class MariaDb(ServerFault):
     backend = "mysql"
