@@ -37,6 +37,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -339,8 +340,37 @@ class SlowHttpTest:
         return max([int(n) for n in re.findall(r"connected:\s+(\d+)", self.text())] or [0])
 
 
+def fill_up(directory):
+    """Appends to DIRECTORY/filler until its file system is full (again: whatever was freed
+    meanwhile is taken too, as by a log that keeps growing); returns the file's path."""
+    path = os.path.join(directory, "filler")
+    with open(path, "ab", buffering=0) as f:
+        for size in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    f.write(b"\0" * size)
+            except OSError:
+                pass
+    return path
+
+
 class FaultCase(unittest.TestCase):
-    """Assertions shared by the rows."""
+    """Assertions and set-ups shared by the rows."""
+
+    def mount_tmpfs(self, size, uid=0):
+        """A tmpfs of `size` (e.g. "8m") of the row's own, its root owned by `uid`, unmounted by
+        its exact path at the row's cleanup; returns its path. Needs root (CI runs as root)."""
+        if os.geteuid() != 0:
+            self.fail("the full-disk rows mount a tmpfs: run them as root (CI does)")
+        path = tempfile.mkdtemp(prefix="notesd-full-")
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s,mode=0700,uid=%d"
+                            % (size, uid), "notesd-fault", path], capture_output=True, text=True)
+        if p.returncode != 0:
+            os.rmdir(path)
+            self.fail("cannot mount a tmpfs (the row needs CAP_SYS_ADMIN): " + p.stderr)
+        self.addCleanup(os.rmdir, path)
+        self.addCleanup(subprocess.run, ["umount", "-l", path], capture_output=True)
+        return path
 
     def assert_flood_clean(self, flood, allowed=(200, 503)):
         """Every request of the flood got a whole answer: 200, or a contract JSON error with

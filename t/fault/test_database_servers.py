@@ -31,12 +31,10 @@ A restart under load is test_backends.DatabaseRestart in the e2e suite's server 
 import os
 import pwd
 import shutil
-import subprocess
-import tempfile
 import time
 import unittest
 
-import faultlib  # noqa: F401 (puts t/e2e on sys.path)
+import faultlib  # also puts t/e2e on sys.path
 import serverdb  # noqa: E402
 from harness import Stack, assert_unavailable  # noqa: E402
 
@@ -211,32 +209,6 @@ class ServerFault(faultlib.FaultCase):
 
     # ---- full disk --------------------------------------------------------------------------
 
-    def mount_tmpfs(self, size, uid):
-        """A tmpfs of `size` owned by `uid`, unmounted (by its path) at cleanup; returns it."""
-        if os.geteuid() != 0:
-            self.fail("the full-disk row mounts a tmpfs: run it as root (CI does)")
-        path = tempfile.mkdtemp(prefix="notesd-full-")
-        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s,mode=0700,uid=%d"
-                            % (size, uid), "notesd-fault", path], capture_output=True, text=True)
-        if p.returncode != 0:
-            os.rmdir(path)
-            self.fail("cannot mount a tmpfs (the row needs CAP_SYS_ADMIN): " + p.stderr)
-        self.addCleanup(os.rmdir, path)
-        self.addCleanup(subprocess.run, ["umount", "-l", path], capture_output=True)
-        return path
-
-    def fill(self, mount):
-        """Appends to a file until the tmpfs is full; returns its path."""
-        path = os.path.join(mount, "filler")
-        with open(path, "ab", buffering=0) as f:
-            for size in (1 << 20, 4096, 1):
-                try:
-                    while True:
-                        f.write(b"\0" * size)
-                except OSError:
-                    pass
-        return path
-
     def tables_on_tmpfs(self):
         """Puts notesd's tables and indexes on a small tmpfs; returns its path. The server's
         logs stay in its data directory, as on a server whose tables have a disk of their own.
@@ -286,7 +258,7 @@ class ServerFault(faultlib.FaultCase):
     def test_disk_full_then_freed(self):
         mount = self.tables_on_tmpfs()
         self.assert_all_ok(1, "with the tables on the tmpfs")
-        filler = self.fill(mount)
+        filler = faultlib.fill_up(mount)
         try:
             self.first_unavailable(self.search, "search")
             self.first_unavailable(self.create_note, "note create")

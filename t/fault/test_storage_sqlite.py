@@ -19,11 +19,10 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import unittest
 
-import faultlib  # noqa: F401 (puts t/e2e on sys.path)
+import faultlib  # also puts t/e2e on sys.path
 from harness import Stack, StackError, assert_unavailable  # noqa: E402
 
 SEARCH = {"query": "review", "limit": 5}
@@ -218,33 +217,11 @@ class DiskFull(SqliteFault):
     TMPFS_SIZE = "8m"
 
     def database_url(self):
-        if os.geteuid() != 0:
-            self.fail("the full-disk row mounts a tmpfs: run it as root (CI does)")
-        self.mount = tempfile.mkdtemp(prefix="notesd-full-")
-        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s,mode=0700" % self.TMPFS_SIZE,
-                            "notesd-fault", self.mount], capture_output=True, text=True)
-        if p.returncode != 0:
-            os.rmdir(self.mount)
-            self.fail("cannot mount a tmpfs (the row needs CAP_SYS_ADMIN): " + p.stderr)
-        self.addCleanup(self.unmount)
+        self.mount = self.mount_tmpfs(self.TMPFS_SIZE)
         return "sqlite3://db=%s" % os.path.join(self.mount, "notes.db")
 
-    def unmount(self):
-        subprocess.run(["umount", "-l", self.mount], capture_output=True)
-        os.rmdir(self.mount)
-
     def fill(self):
-        """Appends to a file until the tmpfs is full (again: whatever SQLite freed meanwhile
-        is taken too, as by a log that keeps growing); returns its path."""
-        path = os.path.join(self.mount, "filler")
-        with open(path, "ab", buffering=0) as f:
-            for size in (1 << 20, 4096, 1):
-                try:
-                    while True:
-                        f.write(b"\0" * size)
-                except OSError:
-                    pass
-        return path
+        return faultlib.fill_up(self.mount)
 
     def test_full_disk_fails_search_only_and_recovers(self):
         self.assert_all_ok(1, "before the fault")
