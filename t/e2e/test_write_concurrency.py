@@ -291,7 +291,10 @@ class CrashSafety(unittest.TestCase):
                         time.sleep(rnd.uniform(0.2, 0.6))
                         pids = st.worker_pids()
                         if pids:
-                            os.kill(rnd.choice(pids), signal.SIGKILL)
+                            try:
+                                os.kill(rnd.choice(pids), signal.SIGKILL)
+                            except ProcessLookupError:
+                                pass  # it ended by itself meanwhile (max_requests=1 recycles)
                 finally:
                     time.sleep(0.5)
                     stop.set()
