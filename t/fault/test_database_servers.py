@@ -17,6 +17,9 @@ NOTESD_TEST_PGSQL: CI has both); without it the class is reported as skipped.
   READ_ONLY ADMIN; PostgreSQL: default_transaction_read_only in the configuration, reloaded):
   lists are 200, a search (it saves a snapshot) and a note create the JSON 503 with
   fault=read_only; made writable again, every request is 200 from the same worker;
+- the user's row locked by another session (FOR UPDATE in an open transaction): a note create
+  waits db_busy_timeout_ms, then the worker's JSON 503 (fault=busy or timeout); lists and
+  searches go on (they take no row lock); released, the create is 200;
 - the disk full: notesd's tables on a small tmpfs of the row's own (MariaDB: the database's
   directory moved there behind a symbolic link, the server stopped meanwhile; PostgreSQL: a
   tablespace there; the servers' logs stay on their disk), filled up: a table takes rows while
@@ -30,7 +33,9 @@ A restart under load is test_backends.DatabaseRestart in the e2e suite's server 
 """
 import os
 import pwd
+import select
 import shutil
+import subprocess
 import time
 import unittest
 
@@ -207,6 +212,59 @@ class ServerFault(faultlib.FaultCase):
         self.assert_no_crash()
         self.assertIn("fault=read_only", self.stack.logs())
 
+    # ---- locked -----------------------------------------------------------------------------
+
+    def hold_user_lock(self):
+        """Another session (the server's client, as an operator's or another host's) holding
+        the write lock of the user's row, FOR UPDATE in an open transaction, as a write of
+        notesd's own takes it; returns the client, which ends the transaction as its input
+        closes. Waits until the lock is held: MariaDB's client, --unbuffered, prints each result
+        as it comes (information_schema.innodb_trx showed its rows_locked as 0 now and then); psql buffers
+        its output into a pipe, but pg_stat_activity shows the session idle in its
+        transaction once the statement is done."""
+        mysql = self.backend == "mysql"
+        holder = subprocess.Popen(["sh", self.server.script, "sql", self.server.dir] +
+                                  (["-N", "--unbuffered", "notesd"] if mysql else ["-d", "notesd"]),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        holder.stdin.write("BEGIN;\nSELECT 'locked', id FROM users WHERE name = '%s' FOR UPDATE;\n"
+                           % self.user)
+        holder.stdin.flush()
+        held = ("SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'idle in transaction' "
+                "AND query LIKE '%FOR UPDATE%'")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and holder.poll() is None:
+            if mysql:
+                if select.select([holder.stdout], [], [], 0.5)[0]:
+                    if holder.stdout.readline().startswith("locked"):
+                        return holder
+            elif self.server.sql(held, "-t", "-A").strip() not in ("", "0"):
+                return holder
+            else:
+                time.sleep(0.05)
+        holder.kill()
+        self.fail("the other session did not get the user's lock: %r" % holder.communicate()[0])
+
+    def test_user_locked_elsewhere_then_released(self):
+        holder = self.hold_user_lock()
+        try:
+            for i in range(2):
+                t0 = time.monotonic()
+                r = self.create_note("# waits for the lock %d" % i)
+                took = time.monotonic() - t0
+                self.assert_unavailable(r, "note create %d while the user is locked" % i)
+                self.assertGreaterEqual(took, 0.9, "answered before the lock wait timeout")
+                self.assert_ok(self.list_notes(), "notes list %d while locked" % i)
+                self.assert_ok(self.search(), "search %d while locked" % i)
+        finally:
+            holder.communicate(timeout=30)  # its input closed, the client ends; the server
+            # rolls its transaction back
+        self.assert_ok(self.create_note("# written after the lock"), "note create after")
+        self.assert_all_ok()
+        self.assertEqual(self.stack.worker_pids(), self.worker, "the worker was replaced")
+        self.assert_no_crash()
+        self.assertRegex(self.stack.logs(), r"fault=(busy|timeout)")
+
     # ---- full disk --------------------------------------------------------------------------
 
     def tables_on_tmpfs(self):
@@ -263,7 +321,11 @@ class ServerFault(faultlib.FaultCase):
             self.first_unavailable(self.search, "search")
             self.first_unavailable(self.create_note, "note create")
             for i in range(3):
-                self.assert_unavailable(self.search(), "search %d with the disk full" % i)
+                # A search writes a snapshot row only when no equal one is open, and a row
+                # fits while its table's pages have room: either 200 or the JSON 503.
+                r = self.search()
+                if r.status != 200:
+                    self.assert_unavailable(r, "search %d with the disk full" % i)
                 self.assert_ok(self.list_notes(), "notes list %d with the disk full" % i)
                 self.assert_unavailable(self.create_note(), "note create %d with the disk full"
                                         % i)

@@ -590,7 +590,7 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_006_packs_postings, SearchFixture) {
     store = open_store(conn);
     BOOST_CHECK_EQUAL(store->schema_version(), 5);
     store->migrate();
-    BOOST_CHECK_EQUAL(store->schema_version(), 8);
+    BOOST_CHECK_EQUAL(store->schema_version(), 9);
     long long blocks = 0, packed = 0;
     *raw() << "SELECT COUNT(*), SUM(n) FROM postings_packed WHERE user_id = :u AND term = 'common'",
         soci::into(blocks), soci::into(packed), soci::use(u, "u");
@@ -930,7 +930,7 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_007_drops_old_snapshot_rows, SearchFixture) {
     store = open_store(conn);
     BOOST_CHECK_EQUAL(store->schema_version(), 6);
     store->migrate();
-    BOOST_CHECK_EQUAL(store->schema_version(), 8);
+    BOOST_CHECK_EQUAL(store->schema_version(), 9);
     soci::session file(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/test.db-snapshots");
     long long old_tables = -1;
     file << "SELECT COUNT(*) FROM sqlite_master WHERE name = 'snapshots'", soci::into(old_tables);

@@ -1,0 +1,5 @@
+-- notesd schema 009: nothing changes on this backend.
+--
+-- On MariaDB and PostgreSQL, 009 drops the search snapshots' foreign key to users (see
+-- sql/mysql/009_snapshots_unlinked.sql). SQLite keeps its snapshots in a file of their own
+-- without one; the version is kept alike on every backend.
