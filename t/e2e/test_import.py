@@ -193,7 +193,7 @@ class KillLoopDuringImport(unittest.TestCase):
                     if total > seen:
                         break
                     time.sleep(0.02)
-                time.sleep(rnd.uniform(0.0, 0.4))
+                time.sleep(rnd.uniform(0.0, 0.25))
                 if proc.poll() is None:
                     proc.send_signal(signal.SIGKILL)
                     killed += 1
