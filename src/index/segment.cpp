@@ -222,11 +222,12 @@ bool decode_segment_block(std::string_view data, const std::vector<SegmentNote>&
 
 bool LiveDocs::decode(std::string_view data, long long notes, LiveDocs& out) {
     if (notes < 0 || data.size() != static_cast<std::size_t>((notes + 7) / 8)) return false;
-    out = LiveDocs(notes);
-    for (long long i = 0; i < notes; ++i)
-        if (static_cast<unsigned char>(data[static_cast<std::size_t>(i >> 3)]) >> (i & 7) & 1) out.remove(i);
     // bits past the last note must be clear, so one live set has one encoding
-    return notes % 8 == 0 || (static_cast<unsigned char>(data.back()) >> (notes % 8)) == 0;
+    if (notes % 8 != 0 && (static_cast<unsigned char>(data.back()) >> (notes % 8)) != 0) return false;
+    out = LiveDocs(notes);
+    out.dead_.assign(data.begin(), data.end());
+    for (unsigned char b : data) out.dead_count_ += __builtin_popcount(b);
+    return true;
 }
 
 bool LiveDocs::remove(long long ordinal) {

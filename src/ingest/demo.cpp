@@ -249,7 +249,7 @@ void generate_demo(NoteWriter& writer, long long user_id, int notes, unsigned se
         writer.write_batch(user_id, i == 0 ? data.collections : std::vector<CollectionInput>{}, batch);
         if (data.notes.empty()) break;
     }
-    writer.pack_postings(user_id);
+    writer.compact_index(user_id);
 }
 
 }  // namespace notesd

@@ -482,7 +482,7 @@ ImportReport import_path(NoteWriter& store, long long user_id, const std::string
     // export found them; a note already in the trash stays as it is.
     if (options.trash)
         for (const auto& [id, trashed_us] : report.trashed) options.trash->trash_note(user_id, id, trashed_us);
-    store.pack_postings(user_id);  // the search index's read-optimised copy, once per import
+    if (options.compact) store.compact_index(user_id);
     return report;
 }
 

@@ -23,6 +23,9 @@ struct ImportOptions {
     std::size_t batch_size = 2500;
     std::size_t batch_bytes = 64u << 20;  // bytes of text (content and derived fields) held
     bool progress = false;         // one updating line on stderr (notesctl: when it is a tty)
+    /// Compact the user's search index at the end (NoteWriter::compact_index): the last small
+    /// batch's rows into a segment, the batches' segments merged.
+    bool compact = true;
     /// Where notes marked trashed (JSON Lines `trashed_at`, front matter `trashed_at`, as
     /// export writes them) go once written; without it they are imported as live notes.
     NoteTrash* trash = nullptr;

@@ -286,6 +286,32 @@ public:
 class PostgresDialect final : public Dialect {
 public:
     const char* name() const override { return "postgresql"; }
+    // BYTEA's hex form ("\\x" then two digits a byte), which bytea_output = hex (the default)
+    // also returns.
+    std::string blob_param(std::string_view raw) const override {
+        static const char kDigits[] = "0123456789abcdef";
+        std::string out = "\\x";
+        out.reserve(2 + 2 * raw.size());
+        for (unsigned char c : raw) {
+            out.push_back(kDigits[c >> 4]);
+            out.push_back(kDigits[c & 15]);
+        }
+        return out;
+    }
+    bool blob_result(std::string& s) const override {
+        auto digit = [](char c) {
+            return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        };
+        if (s.size() < 2 || s[0] != '\\' || s[1] != 'x' || s.size() % 2) return false;
+        std::size_t o = 0;
+        for (std::size_t i = 2; i < s.size(); i += 2) {
+            const int h = digit(s[i]), l = digit(s[i + 1]);
+            if (h < 0 || l < 0) return false;
+            s[o++] = static_cast<char>(h << 4 | l);
+        }
+        s.resize(o);
+        return true;
+    }
     const soci::backend_factory& factory() const override { return *soci::factory_postgresql(); }
     std::vector<std::string> session_setup(const DbTarget& t) const override {
         // Notices ("relation already exists, skipping") would go to stderr through libpq.

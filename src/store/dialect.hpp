@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/fault.hpp"
@@ -85,6 +86,12 @@ public:
     /// subquery rather than filter with IN lists: PostgreSQL's generic plan for the IN form (or
     /// a plain join), built without the term's real size, reads the term's whole range instead.
     virtual bool joins_key_lists() const { return false; }
+    /// A binary value (a segment's blobs) as the parameter text the backend stores raw, and
+    /// a fetched column back to the bytes (false: not this dialect's form). SOCI exchanges
+    /// std::string as text: SQLite and MariaDB keep every byte; PostgreSQL's BYTEA needs its
+    /// hex form both ways.
+    virtual std::string blob_param(std::string_view raw) const { return std::string(raw); }
+    virtual bool blob_result(std::string& /*in_out*/) const { return true; }
     /// Deletes at most `:lim` rows of the servers' snapshots table with expires_us <= `:now`,
     /// oldest first (SQLite keeps compact rows of its own: SociStore::purge_snapshots).
     virtual std::string delete_expired_snapshots() const;

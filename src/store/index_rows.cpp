@@ -3,6 +3,8 @@
 #include "store/index_rows.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -225,6 +227,13 @@ soci::statement& RowIndexStatements::postings_at() {
     });
 }
 
+soci::statement& RowIndexStatements::collection_notes() {
+    return prepared(collection_notes_, [&] {
+        return Prep(session, "SELECT note_uuid FROM note_collections WHERE collection_id = :coll")
+            .out(params.note_uuid).in(params.collection_id, "coll").done();
+    });
+}
+
 soci::statement& RowIndexStatements::indexed_note() {
     return prepared(indexed_note_, [&] {
         return Prep(session, kIndexedNoteSql)
@@ -361,8 +370,56 @@ std::vector<TermPosting> RowIndex::term_postings(long long user_id, const std::s
     q.params.term = term;
     q.params.limit = limit;
     set_filter(q.params, f);
-    if (!collections.empty()) return postings_in_collections(collections, collection_notes, limit);
-    return postings_of_term(user_id, term, f, limit, with_positions);
+    std::vector<TermPosting> rows =
+        collections.empty() ? postings_of_term(user_id, term, f, limit, with_positions)
+                            : postings_in_collections(collections, collection_notes, limit);
+    return with_segments(user_id, term, f, limit, with_positions, collections, std::move(rows));
+}
+
+std::vector<TermPosting> RowIndex::with_segments(long long user_id, const std::string& term,
+                                                 const SearchFilter& f, int limit,
+                                                 bool with_positions,
+                                                 const std::vector<long long>& collections,
+                                                 std::vector<TermPosting> rows) {
+    // The listed collections' notes, read only when a segment holds the term.
+    std::set<std::pair<long long, long long>> members;
+    bool members_read = false;
+    NoteKeep keep;
+    if (!collections.empty())
+        keep = [&](const SegmentNote& n) {
+            if (!members_read) {
+                RowIndexStatements& q = statements();
+                for (long long c : collections) {
+                    q.params.collection_id = c;
+                    soci::statement& st = q.collection_notes();
+                    st.execute();
+                    long long hi = 0, lo = 0;
+                    while (st.fetch()) {
+                        uuid_halves(q.params.note_uuid, hi, lo);
+                        members.emplace(hi, lo);
+                    }
+                    end_read(st);
+                }
+                members_read = true;
+            }
+            return members.count({n.uid_hi, n.uid_lo}) > 0;
+        };
+    std::vector<TermPosting> seg;
+    segments_.term_postings(user_id, term, f, limit, with_positions, keep, seg);
+    if (seg.empty()) return rows;
+    std::vector<TermPosting> out;
+    out.reserve(rows.size() + seg.size());
+    std::merge(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()),
+               std::make_move_iterator(seg.begin()), std::make_move_iterator(seg.end()),
+               std::back_inserter(out), before);
+    // Without a snapshot (the servers) a fold or merge committing between the two reads may
+    // show a note on both sides: its newest posting counts, once.
+    std::set<std::pair<long long, long long>> seen;
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const TermPosting& p) { return !seen.emplace(p.uid_hi, p.uid_lo).second; }),
+              out.end());
+    if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
+    return out;
 }
 
 std::vector<TermPosting> RowIndex::postings_of_term(long long, const std::string&,
@@ -405,6 +462,13 @@ std::vector<TermPosting> RowIndex::postings_in_collections(const std::vector<lon
 
 std::vector<TermPosting> RowIndex::postings_at(long long user_id, const std::string& term,
                                                const std::vector<PostingNote>& notes) {
+    std::vector<TermPosting> out = rows_postings_at(user_id, term, notes);
+    segments_.postings_at(user_id, term, notes, out);
+    return out;
+}
+
+std::vector<TermPosting> RowIndex::rows_postings_at(long long user_id, const std::string& term,
+                                                    const std::vector<PostingNote>& notes) {
     RowIndexStatements& q = statements();
     q.params.user_id = user_id;
     q.params.term = term;
@@ -488,6 +552,10 @@ std::vector<SearchHit> RowIndex::notes_by_ids(long long user_id, const std::vect
             if (f) out.push_back(std::move(*f));
     }
     return out;
+}
+
+void RowIndex::drop_user_rows(long long user_id) {
+    session_ << "DELETE FROM postings WHERE user_id = :u", soci::use(user_id, "u");
 }
 
 void RowIndex::save_snapshot(const SnapshotRecord& s) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/index_strategy.hpp"
+#include "store/segments.hpp"
 #include "store/soci_read.hpp"
 #include "store/soci_stmt.hpp"
 
@@ -67,6 +68,8 @@ struct RowIndexStatements {
     soci::statement& postings(int collections, bool by_collection, bool filtered);
     /// The rows of :t at the (updated_us, uid_hi) pairs of at_updated / at_uid_hi.
     soci::statement& postings_at();
+    /// The uuids of the notes in collection :coll.
+    soci::statement& collection_notes();
     soci::statement& indexed_note();
     soci::statement& hits(bool with_content);
     soci::statement& snapshot_insert();
@@ -96,14 +99,16 @@ private:
     std::optional<soci::statement> postings_unfiltered_, postings_filtered_;
     std::optional<soci::statement> postings_in_collection_, postings_in_collections_;
     std::optional<soci::statement> postings_by_collection_, postings_at_, indexed_note_;
+    std::optional<soci::statement> collection_notes_;
     std::optional<soci::statement> hits_, hits_with_content_;
     std::optional<soci::statement> snapshot_insert_, snapshot_find_, snapshot_purge_;
 };
 
 class RowIndex : public IndexStrategy {
 public:
-    RowIndex(soci::session& s, const Dialect& d, CollectionLookup find_collection)
-        : session_(s), dialect_(d), find_collection_(std::move(find_collection)) {}
+    /// `segments`: SociStore's, which outlives the index.
+    RowIndex(soci::session& s, const Dialect& d, Segments& segments, CollectionLookup find_collection)
+        : session_(s), dialect_(d), segments_(segments), find_collection_(std::move(find_collection)) {}
 
     SearchCorpus search_corpus(long long user_id) override;
     std::vector<long long> term_dfs(long long user_id, const std::vector<std::string>& terms) override;
@@ -114,8 +119,9 @@ public:
     std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
                                            const SearchFilter& f, int limit,
                                            bool with_positions) override;
+    /// The rows' postings (rows_postings_at) and the segments'.
     std::vector<TermPosting> postings_at(long long user_id, const std::string& term,
-                                         const std::vector<PostingNote>& notes) override;
+                                         const std::vector<PostingNote>& notes) final;
     std::vector<IndexedNote> indexed_notes(long long user_id,
                                            const std::vector<std::string>& ids) override;
     std::vector<SearchHit> notes_by_ids(long long user_id, const std::vector<std::string>& ids,
@@ -127,12 +133,16 @@ public:
                                                 long long now_us) override;
     int purge_snapshots(long long now_us, int max_rows) override;
     void drop_statements() override { statements_.reset(); }
+    void drop_user_rows(long long user_id) override;
 
 protected:
     /// term_postings without a collection filter (the statement's parameters are set).
     virtual std::vector<TermPosting> postings_of_term(long long user_id, const std::string& term,
                                                       const SearchFilter& f, int limit,
                                                       bool with_positions);
+    /// postings_at over the postings rows.
+    virtual std::vector<TermPosting> rows_postings_at(long long user_id, const std::string& term,
+                                                      const std::vector<PostingNote>& notes);
     RowIndexStatements& statements();
     soci::session& session_;
     const Dialect& dialect_;
@@ -141,6 +151,12 @@ private:
     std::vector<TermPosting> postings_in_collections(const std::vector<long long>& collections,
                                                      long long collection_notes, int limit);
     void read_postings(soci::statement& st, std::vector<TermPosting>& out);
+    /// The rows' postings merged with the segments' in candidate order, at most `limit`.
+    std::vector<TermPosting> with_segments(long long user_id, const std::string& term,
+                                           const SearchFilter& f, int limit, bool with_positions,
+                                           const std::vector<long long>& collections,
+                                           std::vector<TermPosting> rows);
+    Segments& segments_;
     CollectionLookup find_collection_;
     std::unique_ptr<RowIndexStatements> statements_;
 };

@@ -164,7 +164,7 @@ std::vector<TermPosting> SqliteIndex::postings_of_term(long long user_id, const 
     return out;
 }
 
-std::vector<TermPosting> SqliteIndex::postings_at(long long user_id, const std::string& term,
+std::vector<TermPosting> SqliteIndex::rows_postings_at(long long user_id, const std::string& term,
                                                   const std::vector<PostingNote>& notes) {
     std::vector<TermPosting> out;
     SqliteStmt& st = own().posting_at_key();
@@ -279,6 +279,11 @@ void SqliteIndex::before_postings_write(long long user_id, const std::vector<Ind
         packed.invalidate(user_id, ops[i].key.term, keys);
         i = j;
     }
+}
+
+void SqliteIndex::drop_user_rows(long long user_id) {
+    RowIndex::drop_user_rows(user_id);
+    session_ << "DELETE FROM postings_packed WHERE user_id = :u", soci::use(user_id, "u");
 }
 
 long long SqliteIndex::pack_user(long long user_id) { return own().packed.pack_user(user_id); }

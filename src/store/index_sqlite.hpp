@@ -38,8 +38,6 @@ class SqliteIndex final : public RowIndex {
 public:
     using RowIndex::RowIndex;
 
-    std::vector<TermPosting> postings_at(long long user_id, const std::string& term,
-                                         const std::vector<PostingNote>& notes) override;
     std::vector<IndexedNote> indexed_notes(long long user_id,
                                            const std::vector<std::string>& ids) override;
     std::vector<SearchHit> notes_by_ids(long long user_id, const std::vector<std::string>& ids,
@@ -59,6 +57,8 @@ public:
     void end_read_view() override;
     void before_postings_write(long long user_id, const std::vector<IndexDelta::Op>& ops) override;
     bool keeps_packed_copy() const override { return true; }
+    /// The rows and their packed copy.
+    void drop_user_rows(long long user_id) override;
     long long pack_user(long long user_id) override;
     std::vector<std::string> check_packed_copy(long long user_id) override;
 
@@ -67,6 +67,9 @@ protected:
     std::vector<TermPosting> postings_of_term(long long user_id, const std::string& term,
                                               const SearchFilter& f, int limit,
                                               bool with_positions) override;
+    /// One seek per listed note.
+    std::vector<TermPosting> rows_postings_at(long long user_id, const std::string& term,
+                                              const std::vector<PostingNote>& notes) override;
 
 private:
     SqliteIndexStatements& own();

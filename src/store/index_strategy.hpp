@@ -43,6 +43,8 @@ struct IndexDelta {
         std::string pos;
     };
     std::vector<Op> ops;                            // in the order made
+    /// The notes added go into a new segment instead of postings rows (a large batch).
+    bool to_segment = false;
     std::vector<std::pair<std::string, int>> df;    // (term, +1 or -1)
     long long notes = 0, collections = 0, title_tokens = 0, body_tokens = 0;
 
@@ -83,13 +85,17 @@ public:
     virtual bool keeps_packed_copy() const { return false; }
     /// In the caller's write transaction; returns the blocks written.
     virtual long long pack_user(long long /*user_id*/) { return 0; }
+    /// In the caller's write transaction: deletes the user's postings rows and anything
+    /// derived from them (every note they held is now in a segment).
+    virtual void drop_user_rows(long long user_id) = 0;
     /// notesctl check, in the caller's transaction: each term whose read-optimised copy of the
     /// user's postings does not read exactly as the rows do (one line each); none without a copy.
     virtual std::vector<std::string> check_packed_copy(long long /*user_id*/) { return {}; }
 };
 
+class Segments;
 std::unique_ptr<IndexStrategy> make_index_strategy(Backend backend, soci::session& session,
-                                                   const Dialect& dialect,
+                                                   const Dialect& dialect, Segments& segments,
                                                    CollectionLookup find_collection);
 
 }  // namespace notesd::detail

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "index/postings_format.hpp"
+#include "store/segments.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
 
@@ -29,12 +30,13 @@ struct RowSet {
     bool operator!=(const RowSet& o) const { return rows != o.rows || sum != o.sum; }
 };
 
-std::string posting_row(long long updated, long long hi, long long lo, long long note,
-                        long long created, long long flags, long long tfs, long long lens,
-                        const std::string& pos) {
+// A posting as both sides describe it (a segment's postings have no note id: the rows' are
+// checked against the notes apart).
+std::string posting_row(long long updated, long long hi, long long lo, long long created,
+                        long long flags, long long tfs, long long lens, const std::string& pos) {
     return std::to_string(updated) + '|' + std::to_string(hi) + '|' + std::to_string(lo) + '|' +
-           std::to_string(note) + '|' + std::to_string(created) + '|' + std::to_string(flags) +
-           '|' + std::to_string(tfs) + '|' + std::to_string(lens) + '|' + pos;
+           std::to_string(created) + '|' + std::to_string(flags) + '|' + std::to_string(tfs) +
+           '|' + std::to_string(lens) + '|' + pos;
 }
 
 // At most this many differences of one kind are listed; the rest are counted.
@@ -97,7 +99,7 @@ public:
                 long long hi = 0, lo = 0;
                 detail::uuid_halves(uuid, hi, lo);
                 for (const detail::TermCount& t : detail::count_terms(tt, bt))
-                    r.postings[t.term].add(posting_row(updated, hi, lo, id, created, flags,
+                    r.postings[t.term].add(posting_row(updated, hi, lo, created, flags,
                                                        pack_pair(t.title_tf, t.body_tf),
                                                        pack_pair(tlen, blen), t.pos));
             }
@@ -141,19 +143,28 @@ public:
                                            maintained_vs(links[id], c.second));
     }
 
-    // The postings rows and term_df against the rebuild, term by term.
-    void postings(const Rebuilt& r) {
+    // The postings (rows and the segments' live notes) and term_df against the rebuild, term
+    // by term: a note in both, or in two segments, counts twice and differs.
+    void postings(const Rebuilt& r, detail::Segments& segments) {
         std::unordered_map<std::string, RowSet> actual;
+        std::vector<std::string> broken;
+        segments.each_posting(u_, [&](const std::string& t, const SegmentNote& n, const SegmentPosting& p) {
+            actual[t].add(posting_row(n.updated_us, n.uid_hi, n.uid_lo, n.created_us, n.flags,
+                                      pack_pair(p.title_tf, p.body_tf),
+                                      pack_pair(n.title_len, n.body_len), std::string(p.pos)));
+        }, broken);
+        for (const std::string& b : broken) problems.add("segments", b);
         std::string term, pos;
-        long long updated = 0, hi = 0, lo = 0, note = 0, created = 0, flags = 0, tfs = 0, lens = 0;
-        soci::statement st = Prep(sql_, "SELECT term, updated_us, uid_hi, uid_lo, note_id, "
+        long long updated = 0, hi = 0, lo = 0, created = 0, flags = 0, tfs = 0, lens = 0;
+        soci::statement st = Prep(sql_, "SELECT term, updated_us, uid_hi, uid_lo, "
                                         "created_us, flags, tfs, lens, pos FROM postings WHERE "
                                         "user_id = :u")
-                                 .out(term).out(updated).out(hi).out(lo).out(note).out(created)
+                                 .out(term).out(updated).out(hi).out(lo).out(created)
                                  .out(flags).out(tfs).out(lens).out(pos).in(u_, "u").done();
         st.execute();
         while (st.fetch())
-            actual[term].add(posting_row(updated, hi, lo, note, created, flags, tfs, lens, pos));
+            actual[term].add(posting_row(updated, hi, lo, created, flags, tfs, lens, pos));
+        row_notes();
         for (const auto& [t, rows] : r.postings) {
             auto it = actual.find(t);
             const long long have = it == actual.end() ? 0 : it->second.rows;
@@ -183,6 +194,17 @@ public:
     Problems problems;
 
 private:
+    // Each postings row names its note by id (collection filters join on it).
+    void row_notes() {
+        long long wrong = 0;
+        sql_ << "SELECT " + d_.count_star() + " FROM postings p WHERE p.user_id = :u AND NOT "
+                "EXISTS (SELECT 1 FROM notes n WHERE n.id = p.note_id AND n.user_id = p.user_id "
+                "AND n.updated_us = p.updated_us)",
+            soci::into(wrong), soci::use(u_, "u");
+        if (wrong > 0)
+            problems.add("postings", std::to_string(wrong) + " postings rows name no note of theirs");
+    }
+
     std::map<long long, long long> link_counts(
         const std::map<long long, std::pair<std::string, long long>>& colls) {
         std::map<long long, long long> links;
@@ -238,7 +260,7 @@ std::vector<std::string> SociStore::check_user(long long user_id) {
         UserCheck check(sql_, *dialect_, user_id);
         const Rebuilt rebuilt = check.rebuild();
         check.collections(check.user_counts(rebuilt));
-        check.postings(rebuilt);
+        check.postings(rebuilt, segments_);
         for (const std::string& p : index_->check_packed_copy(user_id)) check.problems.add("packed", p);
         check.trash();
         return check.problems.take();

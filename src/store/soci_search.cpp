@@ -71,11 +71,13 @@ void SociStore::begin_read() {
     if (!index_->has_read_views() || reading_) return;
     guarded("begin_read", [&] { index_->begin_read_view(); });
     reading_ = true;
+    segments_.begin_view();  // one snapshot: the segments listed once per user
 }
 
 void SociStore::end_read() noexcept {
     if (!reading_) return;
     reading_ = false;
+    segments_.end_view();
     try {
         index_->end_read_view();
     } catch (...) {

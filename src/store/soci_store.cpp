@@ -76,18 +76,19 @@ std::unique_ptr<Store> open_store(const std::string& connection_string, int busy
 }
 
 std::unique_ptr<detail::IndexStrategy> detail::make_index_strategy(
-    Backend backend, soci::session& session, const Dialect& dialect,
+    Backend backend, soci::session& session, const Dialect& dialect, Segments& segments,
     CollectionLookup find_collection) {
     if (backend == Backend::Sqlite)
-        return std::make_unique<SqliteIndex>(session, dialect, std::move(find_collection));
-    return std::make_unique<RowIndex>(session, dialect, std::move(find_collection));
+        return std::make_unique<SqliteIndex>(session, dialect, segments, std::move(find_collection));
+    return std::make_unique<RowIndex>(session, dialect, segments, std::move(find_collection));
 }
 
 SociStore::SociStore(DbTarget target)
     : target_(std::move(target)),
       dialect_(make_dialect(target_.backend)),
+      segments_(sql_, *dialect_),
       index_(detail::make_index_strategy(
-          target_.backend, sql_, *dialect_,
+          target_.backend, sql_, *dialect_, segments_,
           [this](long long user_id, const std::string& uuid, long long* note_count) {
               return collection_row_id(user_id, uuid, note_count);
           })) {
@@ -163,6 +164,7 @@ void SociStore::drop_statements() {
     notes_.reset();
     collections_.reset();
     index_->drop_statements();
+    segments_.drop_statements();
 }
 
 detail::WriteStatements& SociStore::writes() {
@@ -190,7 +192,7 @@ void SociStore::migrate() {
     if (ms.empty())
         throw std::runtime_error(std::string("no schema migrations for backend ") +
                                  dialect_->name());
-    bool packing_added = false;
+    bool packing_added = false, segments_added = false;
     guarded("migrate", [&] {
         // Statements prepared against the old schema must not outlive it (PostgreSQL plans).
         drop_statements();
@@ -200,14 +202,28 @@ void SociStore::migrate() {
         sql_ << "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
                 "name TEXT NOT NULL, applied_us BIGINT NOT NULL)";
         for (const EmbeddedMigration& m : ms)
-            if (apply_migration(m) && m.version == 6) packing_added = true;
+            if (apply_migration(m)) {
+                packing_added = packing_added || m.version == 6;
+                segments_added = segments_added || m.version == 10;
+            }
         for (const std::string& s : dialect_->wait_limits(target_.busy_timeout_ms)) sql_ << s;
     });
     // 006 (SQLite): every user's postings packed once the schema is committed, a transaction per
     // user, so the WAL never holds a large database's blocks at once. An interrupted run leaves
     // users unpacked: their searches read rows (same results) until `notesctl pack`.
-    if (packing_added)
+    if (packing_added && !segments_added)
         for (const UserInfo& u : list_users()) pack_postings(u.id);
+    // 010: every user's postings rows into segments, the same way (a transaction per user, in
+    // batches of notes); an interrupted run leaves users in rows until `notesctl pack` or a
+    // later migrate, and their searches are the same meanwhile.
+    if (segments_added)
+        for (const UserInfo& u : list_users()) {
+            const IndexCompaction c = compact_index(u.id);
+            if (c.folded_notes > 0)
+                log_info("search index: postings rows folded into segments",
+                         {{"user", u.name}, {"notes", std::to_string(c.folded_notes)},
+                          {"segments", std::to_string(c.segments)}});
+        }
 }
 
 // One transaction per migration, re-checked inside it, so concurrent migrators apply it once.

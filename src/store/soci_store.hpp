@@ -12,6 +12,7 @@
 #include "store/dialect.hpp"
 #include "store/index_strategy.hpp"
 #include "store/migrations.hpp"
+#include "store/segments.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/sqlite_direct.hpp"
 #include "store/store.hpp"
@@ -87,6 +88,7 @@ public:
                                           const std::vector<CollectionInput>& collections,
                                           const std::vector<NoteInput>& notes) override;
     long long pack_postings(long long user_id) override;
+    IndexCompaction compact_index(long long user_id) override;  // soci_compact.cpp
 
     // NoteEditor, NoteTrash and the note delete (soci_notes.cpp)
     std::optional<NoteRecord> find_note(long long user_id, const std::string& note_id) override;
@@ -172,6 +174,9 @@ private:
     bool apply_migration(const EmbeddedMigration& m);
     /// Data steps a migration's SQL cannot do, run in its transaction right after the script.
     void after_migration(int version);
+    /// Writes the user's notes whose postings are rows into new segments and drops the rows;
+    /// returns the notes written.
+    long long fold_rows(long long user_id);
     /// Refills the postings table from notes and note_text (the terms' counts need C++).
     void rebuild_postings();
     void lock_user(long long user_id);
@@ -200,6 +205,7 @@ private:
     std::unique_ptr<detail::WriteStatements> writes_;
     std::unique_ptr<detail::NoteStatements> notes_;
     std::unique_ptr<detail::CollectionStatements> collections_;
+    detail::Segments segments_;  // before index_, which reads through it
     std::unique_ptr<detail::IndexStrategy> index_;
 };
 

@@ -166,6 +166,7 @@ void SociStore::lock_user(long long user_id) {
     WriteStatements& w = writes();
     w.user_id = user_id;
     if (!fetch_one(w.lock_user)) throw std::invalid_argument("no such user");
+    segments_.begin_write(user_id);
 }
 
 void SociStore::upsert_collection(const CollectionInput& c, std::map<std::string, long long>& ids,
@@ -253,6 +254,7 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     detail::uuid_halves(uuid, hi, lo);
     std::vector<TermCount> old_terms;
     long long old_updated = 0, old_created = 0, old_flags = 0, old_lens = 0;
+    bool in_segment = false;  // its postings are a segment's: marked dead there, no rows to remove
     if (existed) {
         w.row_id = note_id;
         if (!fetch_one(w.note_stored_index)) throw std::runtime_error("note vanished while indexing");
@@ -263,11 +265,13 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
         old_created = w.old_created_us;
         old_flags = w.old_flags;
         old_lens = pack_pair(w.old_title_len, w.old_body_len);
+        in_segment = segments_.remove_note(w.user_id, old_updated, hi, lo);
     }
     static const std::vector<TermCount> kNone;
     const std::vector<TermCount>& new_terms = n ? n->terms : kNone;
     const long long new_lens = n ? pack_pair(n->in->title_len, n->in->body_len) : 0;
-    const bool moved = !n || old_updated != n->in->updated_us ||
+    // A note leaving a segment, or going into one, has every posting written anew.
+    const bool moved = !n || in_segment || delta.to_segment || old_updated != n->in->updated_us ||
                        old_created != n->in->created_us || old_flags != n->in->flags ||
                        old_lens != new_lens;
     auto by_term = [](const TermCount& a, const TermCount& b) { return a.term < b.term; };
@@ -277,7 +281,7 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
         const bool same = kept && it->pos == t.pos && it->title_tf == t.title_tf &&
                           it->body_tf == t.body_tf;
         if (!kept) delta.df.emplace_back(t.term, -1);
-        if (!same || moved) delta.remove(detail::PostingKey{t.term, old_updated, hi, lo});
+        if ((!same || moved) && !in_segment) delta.remove(detail::PostingKey{t.term, old_updated, hi, lo});
     }
     if (!n) return;
     delta.title_tokens += n->in->title_len;
@@ -302,9 +306,16 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
     w.user_id = user_id;
     std::vector<detail::IndexDelta::Op>& ops = delta.ops;
     std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
-    index_->before_postings_write(user_id, ops);
+    if (!delta.to_segment) index_->before_postings_write(user_id, ops);
+    else {  // only the removals touch rows
+        std::vector<detail::IndexDelta::Op> removals;
+        for (const auto& op : ops)
+            if (!op.add) removals.push_back(detail::IndexDelta::Op{op.key, false, 0, 0, 0, 0, 0, {}});
+        index_->before_postings_write(user_id, removals);
+    }
     w.postings.user_id = user_id;
     PostingBuffer inserts(w.postings);
+    detail::SegmentBatch segment;
     for (std::size_t i = 0; i < ops.size();) {
         std::size_t j = i + 1;
         while (j < ops.size() && !(ops[i].key < ops[j].key)) ++j;
@@ -317,13 +328,16 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
             w.posting_uid_lo = ops[i].key.uid_lo;
             exec(w.posting_delete);
         }
-        if (last.add)
+        if (last.add && delta.to_segment)
+            segment.add(ops[i].key, last);
+        else if (last.add)
             inserts.add(detail::PostingRow{ops[i].key.term, ops[i].key.updated_us, ops[i].key.uid_hi,
                                            ops[i].key.uid_lo, last.note_id, last.created_us, last.flags,
                                            last.tfs, last.lens, last.pos});
         i = j;
     }
     inserts.flush();
+    segment.write(user_id, segments_);
     apply_df(delta.df);
     if (delta.notes || delta.collections || delta.title_tokens || delta.body_tokens) {
         w.notes_delta = delta.notes;
@@ -332,7 +346,9 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
         w.body_tokens_delta = delta.body_tokens;
         exec(w.user_counts_add);
     }
+    const bool to_segment = delta.to_segment;
     delta = detail::IndexDelta();
+    delta.to_segment = to_segment;
 }
 
 // term_df changes, summed per term: increases are upserted kBatchRows terms per statement
@@ -434,6 +450,7 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
         lock_user(user_id);
         std::map<std::string, long long> ids;
         detail::IndexDelta delta;
+        delta.to_segment = prepared.size() >= detail::kSegmentMinNotes;
         for (const CollectionInput& c : colls) upsert_collection(c, ids, delta);
         for (const NoteWrite& n : prepared) {
             // Ids are unique across live and trashed notes: a re-import leaves a trashed one

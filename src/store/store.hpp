@@ -90,6 +90,13 @@ private:
 /// What the search endpoint reads and writes.
 class SearchStore : public SearchIndex, public SearchSnapshots, public HitReader, public ReadViews {};
 
+/// What NoteWriter::compact_index did.
+struct IndexCompaction {
+    long long folded_notes = 0;     ///< notes whose postings rows went into a new segment
+    long long merged_segments = 0;  ///< segments merged into one
+    long long segments = 0;         ///< the user's segments afterwards
+};
+
 class NoteWriter {
 public:
     virtual ~NoteWriter() = default;
@@ -106,6 +113,10 @@ public:
     /// (SQLite: packs the postings rows written since into blocks, sqlite_packed.hpp); searches
     /// are right without it, only slower. Returns the blocks written; 0 where there is none.
     virtual long long pack_postings(long long /*user_id*/) { return 0; }
+    /// Folds the user's postings rows (small writes) into a segment of the search index and
+    /// merges the user's segments down to a few (store/segments.hpp); searches are right
+    /// without it, only slower. One transaction, the user's writes wait for it.
+    virtual IndexCompaction compact_index(long long /*user_id*/) { return {}; }
 };
 
 class Admin {

@@ -38,8 +38,11 @@ const char* const kUsage =
     "                                 printed once, alone on the last line of standard output\n"
     "  token list USER                list a user's tokens (prefixes and scopes only)\n"
     "  token revoke ID                revoke a token\n"
-    "  import USER PATH [--batch N]   import a folder of .md files or a .jsonl file\n"
-    "                                 (N notes per transaction, default 1000)\n"
+    "  import USER PATH [--batch N] [--no-compact]\n"
+    "                                 import a folder of .md files or a .jsonl file (N notes\n"
+    "                                 per transaction, default 2500; a transaction of 64 notes\n"
+    "                                 or more is one search index segment); then compact the\n"
+    "                                 user's search index as `pack` does, unless --no-compact\n"
     "  export USER [--format jsonl|markdown] PATH\n"
     "                                 write the user's collections and notes to a .jsonl file\n"
     "                                 (default) or a new folder of .md files; importing it\n"
@@ -50,8 +53,10 @@ const char* const kUsage =
     "  check USER                     compare the user's maintained counts with a recount and\n"
     "                                 the search index with a rebuild from the stored text;\n"
     "                                 prints each difference, exit status 1 when there is one\n"
-    "  pack USER                      pack the user's search postings for fast reads (SQLite;\n"
-    "                                 import, demo and note delete do it after writing)\n"
+    "  pack USER                      compact the user's search index for fast reads: fold\n"
+    "                                 postings rows (API writes) into a segment, merge segments\n"
+    "                                 down to a few, pack what rows remain (SQLite); import,\n"
+    "                                 demo and note delete do it after writing\n"
     "  status [--socket ADDR] [--format text|json|prometheus]\n"
     "                                 the running pool's status page, from the master's status\n"
     "                                 socket (default: status_listen of the config file)\n"
@@ -80,7 +85,7 @@ Args parse_args(int argc, char** argv) {
         if (operands_only || arg.size() < 2 || arg[0] != '-') { a.words.push_back(arg); continue; }
         if (arg == "--") { operands_only = true; continue; }
         if (arg == "-h" || arg == "--help") { a.help = true; continue; }
-        if (arg == "--read-only") {  // a switch without a value
+        if (arg == "--read-only" || arg == "--no-compact") {  // switches without a value
             if (!a.options.emplace(arg, "").second) throw UsageError(arg + " given twice");
             continue;
         }
@@ -141,7 +146,7 @@ public:
         for (const auto& [name, value] : a_.options)
             if (!((name == "--label" || name == "--read-only") && cmd == "token create") &&
                 !(name == "--notes" && cmd == "demo") &&
-                !(name == "--batch" && cmd == "import") &&
+                !((name == "--batch" || name == "--no-compact") && cmd == "import") &&
                 !(name == "--format" && cmd == "export"))
                 throw UsageError(name + " does not apply to '" + cmd + "'");
         if (auto n = a_.options.find("--notes"); n != a_.options.end()) {
@@ -266,6 +271,7 @@ private:
         opt.progress = ::isatty(STDERR_FILENO) == 1;
         opt.batch_size = static_cast<std::size_t>(batch_);
         opt.trash = trash_;
+        opt.compact = a_.options.count("--no-compact") == 0;
         ImportReport r = import_path(*writer_, u.id, a_.words[2], opt);
         for (const ImportIssue& issue : r.errors) std::cerr << "notesctl: " << format_issue(issue) << "\n";
         std::cout << format_summary(r) << "\n";
@@ -288,6 +294,10 @@ private:
 
     int pack() {
         UserInfo u = user(a_.words[1]);
+        const IndexCompaction c = writer_->compact_index(u.id);
+        std::cout << "folded " << c.folded_notes << " notes into the search index's segments, merged "
+                  << c.merged_segments << " segments (" << c.segments << " left) for user " << u.name
+                  << "\n";
         std::cout << "packed " << writer_->pack_postings(u.id) << " postings blocks for user " << u.name
                   << "\n";
         return 0;
@@ -309,6 +319,7 @@ private:
         std::optional<std::string> id = parse_uuid(a_.words[3]);
         if (!id) throw UsageError("NOTE_ID must be a UUID");
         if (!writer_->delete_note(u.id, *id)) throw std::runtime_error("user " + u.name + " has no note " + *id);
+        writer_->compact_index(u.id);
         writer_->pack_postings(u.id);
         std::cerr << "deleted note " << *id << "\n";
         return 0;

@@ -9,6 +9,7 @@
 
 #include <soci/soci.h>
 
+#include "store/segments.hpp"
 #include "store/store.hpp"
 #include "base/util.hpp"
 #include "store_fixture.hpp"
@@ -325,7 +326,11 @@ BOOST_FIXTURE_TEST_CASE(check_user_finds_damage, NotesFixture) {
     std::vector<NoteInput> notes;
     for (int i = 0; i < 80; ++i)
         notes.push_back(note(new_uuid(), "common", "shared words " + std::to_string(i), 10 + i, 100 + i, {box}));
-    store->write_batch(u, {collection(box, "Box")}, notes);
+    // batches below detail::kSegmentMinNotes: postings rows, not a segment
+    const std::size_t half = notes.size() / 2;
+    static_assert(40 < notesd::detail::kSegmentMinNotes);
+    store->write_batch(u, {collection(box, "Box")}, {notes.begin(), notes.begin() + half});
+    store->write_batch(u, {}, {notes.begin() + half, notes.end()});
     store->pack_postings(u);  // SQLite: "common" and "shared" in blocks
     BOOST_CHECK(store->check_user(u).empty());
     auto db = raw();
@@ -358,6 +363,23 @@ BOOST_FIXTURE_TEST_CASE(check_user_finds_damage, NotesFixture) {
         damaged("UPDATE postings SET tfs = tfs + 1" + rows_of, "UPDATE postings SET tfs = tfs - 1" + rows_of,
                 "packed postings of term 'common'");
     }
+    // The same notes in a segment: a block under another term, a wrong live count, and the
+    // postings both in rows and in a segment.
+    const IndexCompaction c = store->compact_index(u);
+    BOOST_CHECK_EQUAL(c.folded_notes, 80);
+    BOOST_CHECK_EQUAL(c.segments, 1);
+    BOOST_CHECK(store->check_user(u).empty());
+    const std::string blocks_of = " WHERE user_id = " + std::to_string(u);
+    damaged("UPDATE segment_blocks SET term = 'wordz'" + blocks_of + " AND term = 'words'",
+            "UPDATE segment_blocks SET term = 'words'" + blocks_of + " AND term = 'wordz'",
+            "postings of term 'words'");
+    damaged("UPDATE index_segments SET live_count = live_count + 1" + blocks_of,
+            "UPDATE index_segments SET live_count = live_count - 1" + blocks_of, "live count");
+    damaged("INSERT INTO postings (user_id, term, updated_us, uid_hi, uid_lo, note_id, created_us, "
+            "flags, tfs, lens, pos) SELECT n.user_id, 'shared', n.updated_us, 0, 0, n.id, n.created_us, "
+            "n.flags, 1, 1, '' FROM notes n WHERE n.user_id = " + std::to_string(u) +
+            " AND n.title = 'common' AND n.created_us = 10",
+            "DELETE FROM postings WHERE user_id = " + std::to_string(u), "postings of term 'shared'");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,152 @@
+// Index segments in the database (schema 010; the format is index/segment.hpp): the same
+// tables, SQL and decoder on every backend, blobs exchanged through SOCI as the dialect says.
+//
+// A note's postings are either rows of the postings table (API writes not folded yet, data from
+// before schema 010) or in exactly one segment where the note is live; SociStore writes each
+// batch of notesctl import as a segment, marks a segment's note dead when the note is updated,
+// trashed or deleted, and folds rows into segments and merges segments (compact). RowIndex reads
+// both sides and merges them in candidate order.
+//
+// Reads decode a segment's notes table once per process: a segment's notes never change (only
+// its live set does) and its id is never reused (AUTOINCREMENT, AUTO_INCREMENT, a sequence).
+#pragma once
+#include <soci/soci.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/model.hpp"
+#include "index/segment.hpp"
+#include "store/dialect.hpp"
+#include "store/index_strategy.hpp"
+
+namespace notesd::detail {
+
+/// A write_batch of at least this many notes writes them as a segment; fewer go to postings
+/// rows, which compact folds into a segment later.
+constexpr std::size_t kSegmentMinNotes = 64;
+/// compact leaves a user at most this many segments.
+constexpr std::size_t kMaxSegments = 4;
+
+/// One segment of a user as a read or a write sees it.
+struct SegmentRef {
+    long long id = 0;
+    std::shared_ptr<const std::vector<SegmentNote>> notes;
+    LiveDocs live;
+    long long stored_live_count = 0;  ///< index_segments.live_count (notesctl check compares)
+};
+
+/// Keeps a posting of a segment note (a collection filter); null: every note.
+using NoteKeep = std::function<bool(const SegmentNote&)>;
+
+
+class Segments;
+
+/// The postings a write adds to a new segment, gathered per note from its index changes.
+class SegmentBatch {
+public:
+    /// One posting (the last change of its key, an addition; IndexDelta's fields).
+    template <class Op>
+    void add(const PostingKey& key, const Op& op) {
+        add(key, op.created_us, op.flags, op.tfs, op.lens, op.pos);
+    }
+    void add(const PostingKey& key, long long created_us, long long flags, long long tfs,
+             long long lens, const std::string& pos);
+    /// Writes the notes as one segment and the live sets changed since (Segments::flush).
+    void write(long long user_id, Segments& segments);
+
+private:
+    std::map<std::pair<long long, std::pair<long long, long long>>,
+             std::pair<SegmentNote, std::vector<SegmentTerm>>> notes_;  // by (updated, uuid)
+};
+
+class Segments {
+public:
+    Segments(soci::session& s, const Dialect& d);
+    ~Segments();
+    Segments(const Segments&) = delete;
+    Segments& operator=(const Segments&) = delete;
+
+    /// Forgets the prepared statements (SociStore's error and migration paths).
+    void drop_statements();
+
+    // ---- reads ----
+    /// The user's segments, oldest first, with their current live sets (within a view: as
+    /// the view's first listing found them).
+    std::vector<SegmentRef> of_user(long long user_id);
+    /// A read view (one transaction, SQLite) begins or ends: listings may be kept until it ends.
+    void begin_view() { in_view_ = true; }
+    void end_view() {
+        in_view_ = false;
+        view_.clear();
+    }
+    /// Appends the user's segment postings of `term` passing `f`'s time and flag filters (and
+    /// `keep`), in candidate order, at most `limit`.
+    void term_postings(long long user_id, const std::string& term, const SearchFilter& f,
+                       long long limit, bool with_positions, const NoteKeep& keep,
+                       std::vector<TermPosting>& out);
+    /// Appends the segment postings of `term` of these notes (live ones only), any order.
+    void postings_at(long long user_id, const std::string& term,
+                     const std::vector<PostingNote>& notes, std::vector<TermPosting>& out);
+    /// Every live posting of the user's segments, by term (notesctl check); problems found in
+    /// the segments themselves go to `problems`.
+    void each_posting(long long user_id,
+                      const std::function<void(const std::string& term, const SegmentNote&,
+                                               const SegmentPosting&)>& fn,
+                      std::vector<std::string>& problems);
+
+    // ---- writes: in the caller's write transaction, the user locked ----
+    /// A new write transaction of `user_id` starts: what an earlier one loaded is forgotten.
+    void begin_write(long long user_id);
+    /// Whether the note is live in one of the user's segments.
+    bool is_live(long long user_id, long long updated_us, long long uid_hi, long long uid_lo);
+    /// Marks the note dead in the segment where it is live; false when it is in none.
+    bool remove_note(long long user_id, long long updated_us, long long uid_hi, long long uid_lo);
+    /// Writes the builder's notes as a new segment (none when empty) and the live sets that
+    /// remove_note changed. The builder is empty afterwards.
+    void flush(long long user_id, SegmentBuilder& builder);
+    /// The user's segments (as this transaction sees them).
+    std::size_t count(long long user_id) { return loaded(user_id).segments.size(); }
+    /// Merges the user's segments so that at most `max_segments` remain and none holds more
+    /// dead notes than live ones; returns the segments merged away.
+    long long merge(long long user_id, std::size_t max_segments);
+
+private:
+    struct Statements;
+    struct WriteState {
+        long long user_id = 0;
+        bool loaded = false;
+        std::vector<SegmentRef> segments;
+        std::vector<bool> dirty;
+    };
+    Statements& st();
+    std::shared_ptr<const std::vector<SegmentNote>> notes_of(long long segment_id);
+    WriteState& loaded(long long user_id);
+    long long insert_segment(long long user_id, const std::string& notes, const LiveDocs& live);
+    void insert_block(long long user_id, long long segment_id, SegmentBlock&& b);
+    void update_live(SegmentRef& s);
+    void write_live_sets(WriteState& w);
+    /// Inserts a built or merged segment (none when it has no notes) and keeps it in `w`.
+    void add_segment(WriteState& w, long long user_id, const std::string& table,
+                     std::vector<SegmentBlock>& blocks);
+    void delete_segment(long long segment_id);
+    SegmentInput input_of(const SegmentRef& s);
+    void read_segment_term(long long user_id, const std::string& term, const SegmentRef& s,
+                           const SearchFilter& f, long long limit, bool with_positions,
+                           const NoteKeep& keep, std::vector<TermPosting>& out);
+
+    soci::session& session_;
+    const Dialect& dialect_;
+    std::unique_ptr<Statements> st_;
+    std::map<long long, std::shared_ptr<const std::vector<SegmentNote>>> notes_cache_;
+    std::map<long long, std::vector<long long>> listed_;  ///< user -> segment ids last listed
+    bool in_view_ = false;
+    std::map<long long, std::vector<SegmentRef>> view_;  ///< user -> listing, within a view
+    WriteState write_;
+};
+
+}  // namespace notesd::detail
