@@ -194,6 +194,13 @@ public:
     const char* name() const override { return "mysql"; }
     std::string ordered_join() const override { return "STRAIGHT_JOIN"; }
     std::string df_upsert() const override { return " ON DUPLICATE KEY UPDATE df = df + VALUES(df)"; }
+    std::string upsert_add(const std::string&, const std::string&,
+                           const std::string& column) const override {
+        return " ON DUPLICATE KEY UPDATE " + column + " = " + column + " + VALUES(" + column + ")";
+    }
+    std::string as_bigint(const std::string& expr) const override {
+        return "CAST(" + expr + " AS SIGNED)";
+    }
     const soci::backend_factory& factory() const override { return *soci::factory_mysql(); }
     // utf8mb4_bin for literals too, so `uuid < 'g'` compares bytes as SQLite does; strict mode
     // turns truncation into an error; READ COMMITTED sees other connections' commits at every

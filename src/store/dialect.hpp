@@ -75,6 +75,18 @@ public:
     virtual std::string df_upsert() const {
         return " ON CONFLICT (user_id, term) DO UPDATE SET df = term_df.df + excluded.df";
     }
+    /// Tail of a multi-row `INSERT INTO table (...) VALUES ...` that adds the new row's `column`
+    /// to the row already holding its `key` (the primary key's columns) instead of failing.
+    virtual std::string upsert_add(const std::string& table, const std::string& key,
+                                   const std::string& column) const {
+        return " ON CONFLICT (" + key + ") DO UPDATE SET " + column + " = " + table + "." +
+               column + " + excluded." + column;
+    }
+    /// An integer expression (say a SUM, DECIMAL on MariaDB, NUMERIC on PostgreSQL) as a 64-bit
+    /// integer column.
+    virtual std::string as_bigint(const std::string& expr) const {
+        return "CAST(" + expr + " AS BIGINT)";
+    }
     /// COUNT(*) as a 64-bit integer column, so static binding to long long is exact.
     virtual std::string count_star() const = 0;
     /// A query with parameter `:name` returning the number of tables of that name (0 or 1).

@@ -11,6 +11,7 @@
 #include "store/segments.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
+#include "store/time_counts.hpp"
 
 namespace notesd {
 namespace {
@@ -263,6 +264,7 @@ std::vector<std::string> SociStore::check_user(long long user_id) {
         check.postings(rebuilt, segments_);
         for (const std::string& p : index_->check_packed_copy(user_id)) check.problems.add("packed", p);
         check.trash();
+        for (const std::string& p : time_counts().check(user_id)) check.problems.add("time counts", p);
         return check.problems.take();
     });
 }

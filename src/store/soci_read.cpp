@@ -3,6 +3,7 @@
 
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
+#include "store/time_counts.hpp"
 #include "base/util.hpp"
 
 namespace notesd {
@@ -222,6 +223,8 @@ long long SociStore::count_notes(long long user_id, const NoteFilter& f) {
         } else if (plain) {
             r.user_id = user_id;
             return fetch_one(r.user_counts) ? r.user_note_count : 0;
+        } else {
+            return time_counts().count(user_id, f);
         }
         set_note_params(r.note_params, user_id, f, collection);
         return fetch_one(r.note_count(collection != 0)) ? r.count : 0;

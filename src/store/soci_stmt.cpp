@@ -208,9 +208,10 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
                           "created_us = :created, updated_us = :updated WHERE id = :id")
                       .in(title, "title").in(description, description_ind, "description")
                       .in(created_us, "created").in(updated_us, "updated").in(row_id, "id").done()),
-      note_find(Prep(s, "SELECT id, content_hash, version FROM notes WHERE user_id = :u AND "
-                        "uuid = :uuid")
-                    .out(found_id).out(found_hash).out(found_version).in(user_id, "u")
+      note_find(Prep(s, "SELECT id, content_hash, version, created_us, updated_us, flags FROM "
+                        "notes WHERE user_id = :u AND uuid = :uuid")
+                    .out(found_id).out(found_hash).out(found_version).out(found_created_us)
+                    .out(found_updated_us).out(found_flags).in(user_id, "u")
                     .in(note_uuid, "uuid").done()),
       note_links(Prep(s, "SELECT collection_id FROM note_collections WHERE note_id = :id")
                      .out(linked_collection_id).in(row_id, "id").done()),

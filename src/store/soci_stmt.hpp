@@ -152,7 +152,7 @@ struct WriteStatements {
     long long notes_delta = 0, collections_delta = 0, title_tokens_delta = 0, body_tokens_delta = 0;
     // what a lookup found
     long long found_id = 0, found_created_us = 0, found_updated_us = 0, linked_collection_id = 0;
-    long long found_version = 0;
+    long long found_version = 0, found_flags = 0;
     std::string found_title, found_description, found_hash;
     soci::indicator found_description_ind = soci::i_ok;
     // the stored index of a note about to change (note_stored_index)

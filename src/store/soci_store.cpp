@@ -9,6 +9,7 @@
 #include "store/soci_collections.hpp"
 #include "store/soci_notes.hpp"
 #include "store/soci_stmt.hpp"
+#include "store/time_counts.hpp"
 #include "base/log.hpp"
 #include "base/util.hpp"
 
@@ -163,8 +164,14 @@ void SociStore::drop_statements() {
     writes_.reset();
     notes_.reset();
     collections_.reset();
+    time_counts_.reset();  // with the changes of a failed write
     index_->drop_statements();
     segments_.drop_statements();
+}
+
+detail::TimeCounts& SociStore::time_counts() {
+    if (!time_counts_) time_counts_ = std::make_unique<detail::TimeCounts>(sql_, *dialect_);
+    return *time_counts_;
 }
 
 detail::WriteStatements& SociStore::writes() {

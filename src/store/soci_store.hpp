@@ -27,6 +27,7 @@ struct NoteWrite;
 struct NoteStatements;
 struct NoteState;
 struct CollectionStatements;
+class TimeCounts;
 }  // namespace detail
 
 class SociStore final : public Store {
@@ -155,6 +156,8 @@ private:
     detail::WriteStatements& writes();
     detail::NoteStatements& note_statements();
     detail::CollectionStatements& collection_statements();
+    /// note_time_counts: the filtered lists' totals, kept by every note write (time_counts.hpp).
+    detail::TimeCounts& time_counts();
     /// The id (and note_count) of the user's collection with this uuid; 0 when unknown.
     long long collection_row_id(long long user_id, const std::string& uuid, long long* note_count);
     /// The canonical ids among `uuids` of collections the user has, de-duplicated, in order.
@@ -205,6 +208,7 @@ private:
     std::unique_ptr<detail::WriteStatements> writes_;
     std::unique_ptr<detail::NoteStatements> notes_;
     std::unique_ptr<detail::CollectionStatements> collections_;
+    std::unique_ptr<detail::TimeCounts> time_counts_;
     detail::Segments segments_;  // before index_, which reads through it
     std::unique_ptr<detail::IndexStrategy> index_;
 };

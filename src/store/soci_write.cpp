@@ -10,6 +10,7 @@
 #include "index/postings_format.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
+#include "store/time_counts.hpp"
 #include "base/util.hpp"
 
 namespace notesd {
@@ -209,6 +210,9 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     const long long stored_version = existed ? w.found_version : 0;
     if (existed && w.found_hash == n.hash && (!n.version || *n.version == stored_version))
         return WriteOutcome::Unchanged;
+    const detail::NoteTimes before{w.found_created_us, w.found_updated_us, w.found_flags};
+    const detail::NoteTimes after{n.in->created_us, n.in->updated_us, n.in->flags};
+    time_counts().note_changed(existed ? &before : nullptr, &after);
     long long note_id = w.found_id;
     // The stored index is read before the update overwrites it.
     if (existed) reindex_note(&n, note_id, true, n.id, delta);
@@ -448,6 +452,7 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
         out.reserve(prepared.size());
         detail::WriteTxn tx(sql_, dialect_->begin_write());
         lock_user(user_id);
+        time_counts().discard();
         std::map<std::string, long long> ids;
         detail::IndexDelta delta;
         delta.to_segment = prepared.size() >= detail::kSegmentMinNotes;
@@ -464,6 +469,7 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
             if (delta.ops.size() >= kMaxPendingPostings) apply_index(user_id, delta);
         }
         apply_index(user_id, delta);
+        time_counts().write(user_id);
         tx.commit();
         return out;
     });
@@ -538,8 +544,10 @@ WriteOutcome SociStore::write_note_locked(long long user_id, const NoteInput& n,
     note.version = version;
     std::map<std::string, long long> ids;
     detail::IndexDelta delta;
+    time_counts().discard();
     const WriteOutcome out = upsert_note(note, ids, delta);
     apply_index(user_id, delta);
+    time_counts().write(user_id);
     return out;
 }
 
@@ -551,6 +559,9 @@ bool SociStore::remove_note_locked(long long user_id, const std::string& uuid) {
     w.note_uuid = uuid;
     if (!fetch_one(w.note_find)) return false;
     const long long nid = w.found_id;
+    time_counts().discard();
+    const detail::NoteTimes gone{w.found_created_us, w.found_updated_us, w.found_flags};
+    time_counts().note_changed(&gone, nullptr);
     detail::IndexDelta delta;
     reindex_note(nullptr, nid, true, uuid, delta);
     delta.notes = -1;
@@ -570,6 +581,7 @@ bool SociStore::remove_note_locked(long long user_id, const std::string& uuid) {
     exec(w.text_delete);
     exec(w.note_delete);
     apply_index(user_id, delta);
+    time_counts().write(user_id);
     return true;
 }
 

@@ -32,8 +32,17 @@ namespace {
 
 using SearchFixture = notesd::test::StoreFixture;
 
-// Back to schema 007 on SQLite (what 008 to 010 add), so that a test can replay older
-// migrations.
+// The newest schema version the build carries.
+int newest_schema() { return migrations_for("sqlite").back().version; }
+
+// Back to schema 010 (what 011 adds).
+void undo_011(soci::session& db) {
+    db << "DROP TABLE note_time_counts";
+    db << "DELETE FROM schema_migrations WHERE version = 11";
+}
+
+// Back to schema 007 on SQLite (what 008 to 010 add), after undo_011, so that a test can
+// replay older migrations.
 void undo_008(soci::session& db) {
     db << "DROP TABLE segment_blocks";
     db << "DROP TABLE index_segments";
@@ -653,13 +662,14 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_006_packs_postings, SearchFixture) {
     write_rows(*store, u, batch);
     auto db = raw();
     *db << "DROP TABLE postings_packed";  // as at schema 005
+    undo_011(*db);
     undo_008(*db);
     *db << "DELETE FROM schema_migrations WHERE version >= 6";
     db.reset();
     store = open_store(conn);
     BOOST_CHECK_EQUAL(store->schema_version(), 5);
     store->migrate();
-    BOOST_CHECK_EQUAL(store->schema_version(), 10);
+    BOOST_CHECK_EQUAL(store->schema_version(), newest_schema());
     // 010 in the same run: the rows go into a segment instead of packed blocks
     long long blocks = -1, segments = -1;
     *raw() << "SELECT COUNT(*) FROM postings_packed WHERE user_id = :u", soci::into(blocks), soci::use(u, "u");
@@ -682,6 +692,7 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_010_folds_rows_into_segments, SearchFixture) 
     BOOST_CHECK_EQUAL(before.size(), 150u);
     {
         auto db = raw();
+        undo_011(*db);
         *db << "DROP TABLE segment_blocks";
         *db << "DROP TABLE index_segments";
         *db << "DELETE FROM schema_migrations WHERE version = 10";
@@ -689,7 +700,7 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_010_folds_rows_into_segments, SearchFixture) 
     store = open_store(conn);
     BOOST_CHECK_EQUAL(store->schema_version(), 9);
     store->migrate();
-    BOOST_CHECK_EQUAL(store->schema_version(), 10);
+    BOOST_CHECK_EQUAL(store->schema_version(), newest_schema());
     long long rows = -1, segments = -1;
     auto db = raw();
     *db << "SELECT COUNT(*) FROM postings WHERE user_id = :u", soci::into(rows), soci::use(u, "u");
@@ -1033,13 +1044,14 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_007_drops_old_snapshot_rows, SearchFixture) {
     }
     {
         auto db = raw();
+        undo_011(*db);
         undo_008(*db);
         *db << "DELETE FROM schema_migrations WHERE version >= 7";
     }
     store = open_store(conn);
     BOOST_CHECK_EQUAL(store->schema_version(), 6);
     store->migrate();
-    BOOST_CHECK_EQUAL(store->schema_version(), 10);
+    BOOST_CHECK_EQUAL(store->schema_version(), newest_schema());
     soci::session file(make_dialect(Backend::Sqlite)->factory(), "db=" + dir + "/test.db-snapshots");
     long long old_tables = -1;
     file << "SELECT COUNT(*) FROM sqlite_master WHERE name = 'snapshots'", soci::into(old_tables);
