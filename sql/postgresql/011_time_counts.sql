@@ -7,8 +7,9 @@
 -- reach zero are deleted. Every note write changes them in its own transaction
 -- (src/store/time_counts.cpp, which also sums them); `notesctl check` recounts them. Like
 -- term_df no foreign key: no operation deletes a user.
--- The rows for the notes already stored: floor division written out, as integer division and
--- the remainder truncate towards zero on every backend and a time may be negative.
+-- The rows of the notes already stored, every level in one grouped scan (l: the levels); the
+-- floor division is written out, as integer division and the remainder truncate towards zero
+-- on every backend and a time may be negative.
 
 CREATE TABLE note_time_counts (
     user_id BIGINT NOT NULL,
@@ -21,41 +22,17 @@ CREATE TABLE note_time_counts (
 );
 
 INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 0, 32, (created_us - ((created_us % 4294967296) + 4294967296) % 4294967296) / 4294967296, flags, COUNT(*) FROM notes
-GROUP BY user_id, (created_us - ((created_us % 4294967296) + 4294967296) % 4294967296) / 4294967296, flags;
-
-INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 0, 36, (created_us - ((created_us % 68719476736) + 68719476736) % 68719476736) / 68719476736, flags, COUNT(*) FROM notes
-GROUP BY user_id, (created_us - ((created_us % 68719476736) + 68719476736) % 68719476736) / 68719476736, flags;
-
-INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 0, 40, (created_us - ((created_us % 1099511627776) + 1099511627776) % 1099511627776) / 1099511627776, flags, COUNT(*) FROM notes
-GROUP BY user_id, (created_us - ((created_us % 1099511627776) + 1099511627776) % 1099511627776) / 1099511627776, flags;
-
-INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 0, 44, (created_us - ((created_us % 17592186044416) + 17592186044416) % 17592186044416) / 17592186044416, flags, COUNT(*) FROM notes
-GROUP BY user_id, (created_us - ((created_us % 17592186044416) + 17592186044416) % 17592186044416) / 17592186044416, flags;
-
-INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 0, 48, (created_us - ((created_us % 281474976710656) + 281474976710656) % 281474976710656) / 281474976710656, flags, COUNT(*) FROM notes
-GROUP BY user_id, (created_us - ((created_us % 281474976710656) + 281474976710656) % 281474976710656) / 281474976710656, flags;
-
-INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 1, 32, (updated_us - ((updated_us % 4294967296) + 4294967296) % 4294967296) / 4294967296, flags, COUNT(*) FROM notes
-GROUP BY user_id, (updated_us - ((updated_us % 4294967296) + 4294967296) % 4294967296) / 4294967296, flags;
-
-INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 1, 36, (updated_us - ((updated_us % 68719476736) + 68719476736) % 68719476736) / 68719476736, flags, COUNT(*) FROM notes
-GROUP BY user_id, (updated_us - ((updated_us % 68719476736) + 68719476736) % 68719476736) / 68719476736, flags;
-
-INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 1, 40, (updated_us - ((updated_us % 1099511627776) + 1099511627776) % 1099511627776) / 1099511627776, flags, COUNT(*) FROM notes
-GROUP BY user_id, (updated_us - ((updated_us % 1099511627776) + 1099511627776) % 1099511627776) / 1099511627776, flags;
-
-INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 1, 44, (updated_us - ((updated_us % 17592186044416) + 17592186044416) % 17592186044416) / 17592186044416, flags, COUNT(*) FROM notes
-GROUP BY user_id, (updated_us - ((updated_us % 17592186044416) + 17592186044416) % 17592186044416) / 17592186044416, flags;
-
-INSERT INTO note_time_counts (user_id, time_column, shift, bucket, flags, notes)
-SELECT user_id, 1, 48, (updated_us - ((updated_us % 281474976710656) + 281474976710656) % 281474976710656) / 281474976710656, flags, COUNT(*) FROM notes
-GROUP BY user_id, (updated_us - ((updated_us % 281474976710656) + 281474976710656) % 281474976710656) / 281474976710656, flags;
+SELECT user_id, time_column, shift, (t - ((t % width) + width) % width) / width, flags, COUNT(*)
+FROM (SELECT n.user_id, l.time_column, l.shift, l.width, n.flags,
+             CASE l.time_column WHEN 0 THEN n.created_us ELSE n.updated_us END AS t
+      FROM notes n CROSS JOIN (SELECT 0 AS time_column, 32 AS shift, 4294967296 AS width
+        UNION ALL SELECT 0, 36, 68719476736
+        UNION ALL SELECT 0, 40, 1099511627776
+        UNION ALL SELECT 0, 44, 17592186044416
+        UNION ALL SELECT 0, 48, 281474976710656
+        UNION ALL SELECT 1, 32, 4294967296
+        UNION ALL SELECT 1, 36, 68719476736
+        UNION ALL SELECT 1, 40, 1099511627776
+        UNION ALL SELECT 1, 44, 17592186044416
+        UNION ALL SELECT 1, 48, 281474976710656) l) x
+GROUP BY user_id, time_column, shift, (t - ((t % width) + width) % width) / width, flags;

@@ -210,6 +210,9 @@ long long SociStore::collection_row_id(long long user_id, const std::string& uui
     return r.collection_id;
 }
 
+// Unfiltered: the users or collections row's maintained count. Filtered outside a collection:
+// the time counts (time_counts.hpp). Inside a collection: a COUNT over its note_collections
+// index range, which holds only that collection's notes.
 long long SociStore::count_notes(long long user_id, const NoteFilter& f) {
     return reading("count_notes", [&]() -> long long {
         ReadStatements& r = reads();

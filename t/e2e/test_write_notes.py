@@ -475,6 +475,10 @@ class CheckFindsDamage(unittest.TestCase):
              "postings of term 'sleep'"),
             ("UPDATE users SET body_tokens = body_tokens + 5 WHERE id = %s" % uid,
              "UPDATE users SET body_tokens = body_tokens - 5 WHERE id = %s" % uid, "users.body_tokens"),
+            ("UPDATE note_time_counts SET notes = notes + 1 WHERE user_id = %s AND time_column = 1 "
+             "AND shift = 40" % uid,
+             "UPDATE note_time_counts SET notes = notes - 1 WHERE user_id = %s AND time_column = 1 "
+             "AND shift = 40" % uid, "note_time_counts of updated_us"),
         ]
         for damage, repair, expected in damages:
             with self.subTest(expected=expected):
