@@ -1,5 +1,6 @@
 #include "store/time_counts.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "store/soci_stmt.hpp"
@@ -189,9 +190,10 @@ long long TimeCounts::scan(long long user_id, TimeColumn by, const NoteFilter& f
     return fetch_one(st) ? b_.result : 0;
 }
 
-// One bounded time column: its cover. Both: the counts of each column's range tell whether one
-// bound leaves out nothing (then the other's count is the answer) and otherwise which column's
-// index range is shorter to count in.
+// One bounded time column: its cover. Both: each column's count in its range and the count of
+// all notes (with the flags) price four exact ways, and the cheapest runs: counting one range's
+// notes in the other, or taking from one range's count its notes outside the other range (the
+// two index ranges beside that range). Bounds that leave nothing out cost nothing.
 long long TimeCounts::count(long long user_id, const NoteFilter& f) {
     if (f.created.min_us > f.created.max_us || f.updated.min_us > f.updated.max_us) return 0;
     const long long mask = f.flags_any;
@@ -203,9 +205,20 @@ long long TimeCounts::count(long long user_id, const NoteFilter& f) {
     const long long in_updated = covered(user_id, TimeColumn::Updated, f.updated, mask);
     if (in_updated == 0) return 0;
     const long long all = covered(user_id, TimeColumn::Created, TimeRange{}, mask);
-    if (in_created == all) return in_updated;
-    if (in_updated == all) return in_created;
-    return scan(user_id, in_created <= in_updated ? TimeColumn::Created : TimeColumn::Updated, f);
+    const long long cheapest = std::min({in_created, in_updated, all - in_created, all - in_updated});
+    if (cheapest == in_created) return scan(user_id, TimeColumn::Created, f);
+    if (cheapest == in_updated) return scan(user_id, TimeColumn::Updated, f);
+    const TimeColumn outside = cheapest == all - in_created ? TimeColumn::Created : TimeColumn::Updated;
+    const TimeRange& r = outside == TimeColumn::Created ? f.created : f.updated;
+    long long n = outside == TimeColumn::Created ? in_updated : in_created;
+    auto minus_notes_in = [&](const TimeRange& beside) {
+        NoteFilter g = f;
+        (outside == TimeColumn::Created ? g.created : g.updated) = beside;
+        n -= scan(user_id, outside, g);
+    };
+    if (r.min_us != kMinTime) minus_notes_in(TimeRange{kMinTime, r.min_us - 1});
+    if (r.max_us != kMaxTime) minus_notes_in(TimeRange{r.max_us + 1, kMaxTime});
+    return n;
 }
 
 std::vector<std::string> TimeCounts::check(long long user_id) {
