@@ -18,16 +18,12 @@ using detail::zigzag;
 namespace {
 
 constexpr char kNotesFormat = 'N';  ///< the first byte of a notes table
-constexpr char kSegmentBlockFormat = 'P';  ///< the first byte of a segment block
-/// Larger counts and lengths are malformed (a field holds at most 2^31 - 1 terms).
-constexpr unsigned long long kMaxCount = 0x7fffffffULL;
+using detail::kMaxSegmentCount;
+using detail::kSegmentBlockFormat;
+using detail::read_segment_count;
+constexpr unsigned long long kMaxCount = kMaxSegmentCount;
 
-bool read_count(BlockReader& r, long long& v) {
-    unsigned long long u = 0;
-    if (!r.varint(u) || u > kMaxCount) return false;
-    v = static_cast<long long>(u);
-    return true;
-}
+bool read_count(BlockReader& r, long long& v) { return read_segment_count(r, v); }
 
 unsigned long long count_value(long long v) {
     if (v < 0 || static_cast<unsigned long long>(v) > kMaxCount)
@@ -159,9 +155,9 @@ std::string encode_segment_block(const std::vector<SegmentPosting>& postings,
     return out;
 }
 
-namespace {
+namespace detail {
 
-bool read_header(BlockReader& r, SegmentBlockBounds& b) {
+bool read_segment_header(BlockReader& r, SegmentBlockBounds& b) {
     unsigned long long n = 0, first = 0, span = 0;
     if (!r.varint(n) || !r.varint(first) || !r.varint(span) || n == 0 || n > kSegmentBlockPostings ||
         first > kMaxCount || span > kMaxCount)
@@ -173,33 +169,12 @@ bool read_header(BlockReader& r, SegmentBlockBounds& b) {
            read_count(r, b.min_title_len) && read_count(r, b.min_body_len);
 }
 
-}  // namespace
+}  // namespace detail
 
 bool read_block_bounds(std::string_view data, SegmentBlockBounds& bounds) {
     if (data.empty() || data[0] != kSegmentBlockFormat) return false;
     BlockReader r(data.substr(1));
-    return read_header(r, bounds);
-}
-
-bool each_segment_posting(std::string_view data, long long notes,
-                          const std::function<bool(const SegmentPosting&)>& fn) {
-    if (data.empty() || data[0] != kSegmentBlockFormat) return false;
-    BlockReader r(data.substr(1));
-    SegmentBlockBounds b;
-    if (!read_header(r, b) || b.last >= notes) return false;
-    SegmentPosting p;
-    p.ordinal = b.first;
-    for (long long i = 0; i < b.n; ++i) {
-        unsigned long long gap = 0, len = 0;
-        if (!r.varint(gap) || gap > kMaxCount || (i > 0 && gap == 0) || (i == 0 && gap != 0) ||
-            !read_count(r, p.title_tf) || !read_count(r, p.body_tf) || !r.varint(len) ||
-            !r.bytes(static_cast<std::size_t>(len), p.pos))
-            return false;
-        p.ordinal += static_cast<long long>(gap);
-        if (p.ordinal > b.last || (i == b.n - 1 && p.ordinal != b.last)) return false;
-        if (!fn(p)) return true;
-    }
-    return r.done();
+    return detail::read_segment_header(r, bounds);
 }
 
 bool decode_segment_block(std::string_view data, const std::vector<SegmentNote>& notes,
@@ -265,24 +240,29 @@ std::string SegmentBuilder::finish(const BlockSink& sink) {
         ordinal[order[i]] = static_cast<long long>(i);
         sorted.push_back(notes_[order[i]]);
     }
-    entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
-                                  [&](const Entry& e) { return dropped_[e.note]; }),
-                   entries_.end());
-    std::sort(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
+    // Sorted by index: an Entry holds two strings, and moving them costs more than comparing.
+    std::vector<std::size_t> by_term;
+    by_term.reserve(entries_.size());
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+        if (!dropped_[entries_[i].note]) by_term.push_back(i);
+    std::sort(by_term.begin(), by_term.end(), [&](std::size_t x, std::size_t y) {
+        const Entry& a = entries_[x];
+        const Entry& b = entries_[y];
         if (int c = a.t.term.compare(b.t.term)) return c < 0;
         return ordinal[a.note] < ordinal[b.note];
     });
     std::vector<SegmentPosting> postings;
-    for (std::size_t i = 0; i < entries_.size();) {
+    for (std::size_t i = 0; i < by_term.size();) {
+        const std::string& term = entries_[by_term[i]].t.term;
         std::size_t j = i;
         postings.clear();
-        for (; j < entries_.size() && entries_[j].t.term == entries_[i].t.term; ++j) {
-            if (!postings.empty() && postings.back().ordinal == ordinal[entries_[j].note])
+        for (; j < by_term.size() && entries_[by_term[j]].t.term == term; ++j) {
+            const Entry& e = entries_[by_term[j]];
+            if (!postings.empty() && postings.back().ordinal == ordinal[e.note])
                 throw std::invalid_argument("a segment note lists a term twice");
-            postings.push_back(SegmentPosting{ordinal[entries_[j].note], entries_[j].t.title_tf,
-                                              entries_[j].t.body_tf, entries_[j].t.pos});
+            postings.push_back(SegmentPosting{ordinal[e.note], e.t.title_tf, e.t.body_tf, e.t.pos});
         }
-        emit_term(entries_[i].t.term, postings, sorted, sink);
+        emit_term(term, postings, sorted, sink);
         i = j;
     }
     std::string out = encode_segment_notes(sorted);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/model.hpp"
+#include "index/packed_block.hpp"
 
 namespace notesd {
 
@@ -73,6 +74,8 @@ public:
     /// Adds (or replaces) a note; terms are its distinct terms with their counts and positions.
     void add(const SegmentNote& note, std::vector<SegmentTerm> terms);
     std::size_t notes() const { return notes_.size() - replaced_; }
+    /// Postings held (replaced versions included), for bounding a batch's memory.
+    std::size_t postings() const { return entries_.size(); }
     bool empty() const { return notes() == 0; }
     /// The notes table (encode_segment_notes of the live notes in candidate order); the blocks
     /// go to `sink`. The builder is empty afterwards.
@@ -105,10 +108,44 @@ std::string encode_segment_block(const std::vector<SegmentPosting>& postings,
                                  const std::vector<SegmentNote>& notes, SegmentBlockBounds& bounds);
 /// The bounds in a block's header; false when malformed.
 bool read_block_bounds(std::string_view data, SegmentBlockBounds& bounds);
+namespace detail {
+constexpr char kSegmentBlockFormat = 'P';  ///< the first byte of a segment block
+/// Larger counts and lengths are malformed (a field holds at most 2^31 - 1 terms).
+constexpr unsigned long long kMaxSegmentCount = 0x7fffffffULL;
+inline bool read_segment_count(BlockReader& r, long long& v) {
+    unsigned long long u = 0;
+    if (!r.varint(u) || u > kMaxSegmentCount) return false;
+    v = static_cast<long long>(u);
+    return true;
+}
+/// A block's header after its format byte.
+bool read_segment_header(BlockReader& r, SegmentBlockBounds& b);
+}  // namespace detail
+
 /// Calls fn(posting) for each posting of the block in order (pos a view into data); fn returns
-/// false to stop. False when the data is malformed or names an ordinal beyond `notes`.
-bool each_segment_posting(std::string_view data, long long notes,
-                          const std::function<bool(const SegmentPosting&)>& fn);
+/// false to stop. False when the data is malformed or names an ordinal beyond `notes`. (A
+/// template: it runs once per posting a search reads.)
+template <class Fn>
+bool each_segment_posting(std::string_view data, long long notes, Fn&& fn) {
+    if (data.empty() || data[0] != detail::kSegmentBlockFormat) return false;
+    detail::BlockReader r(data.substr(1));
+    SegmentBlockBounds b;
+    if (!detail::read_segment_header(r, b) || b.last >= notes) return false;
+    SegmentPosting p;
+    p.ordinal = b.first;
+    for (long long i = 0; i < b.n; ++i) {
+        unsigned long long gap = 0, len = 0;
+        if (!r.varint(gap) || gap > detail::kMaxSegmentCount || (i > 0 && gap == 0) ||
+            (i == 0 && gap != 0) || !detail::read_segment_count(r, p.title_tf) ||
+            !detail::read_segment_count(r, p.body_tf) || !r.varint(len) ||
+            !r.bytes(static_cast<std::size_t>(len), p.pos))
+            return false;
+        p.ordinal += static_cast<long long>(gap);
+        if (p.ordinal > b.last || (i == b.n - 1 && p.ordinal != b.last)) return false;
+        if (!fn(static_cast<const SegmentPosting&>(p))) return true;
+    }
+    return r.done();
+}
 /// Appends the block's postings of live notes as TermPostings (positions only when asked), in
 /// candidate order; false when malformed (out is then left as it was).
 class LiveDocs;

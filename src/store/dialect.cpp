@@ -131,6 +131,9 @@ DbTarget parse_server(Backend b, const std::string& rest) {
 
 class SqliteDialect final : public Dialect {
 public:
+    std::string blob_value(const std::string& param) const override {
+        return "CAST(" + param + " AS BLOB)";
+    }
     const char* name() const override { return "sqlite"; }
     std::string ordered_join() const override { return "CROSS JOIN"; }
     const soci::backend_factory& factory() const override { return *soci::factory_sqlite3(); }

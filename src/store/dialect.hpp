@@ -104,6 +104,9 @@ public:
     /// hex form both ways.
     virtual std::string blob_param(std::string_view raw) const { return std::string(raw); }
     virtual bool blob_result(std::string& /*in_out*/) const { return true; }
+    /// The SQL expression storing the blob parameter `param` (":data") as binary: SQLite would
+    /// keep SOCI's text as TEXT, which other tools read only up to its first NUL byte.
+    virtual std::string blob_value(const std::string& param) const { return param; }
     /// Deletes at most `:lim` rows of the servers' snapshots table with expires_us <= `:now`,
     /// oldest first (SQLite keeps compact rows of its own: SociStore::purge_snapshots).
     virtual std::string delete_expired_snapshots() const;

@@ -406,20 +406,7 @@ std::vector<TermPosting> RowIndex::with_segments(long long user_id, const std::s
         };
     std::vector<TermPosting> seg;
     segments_.term_postings(user_id, term, f, limit, with_positions, keep, seg);
-    if (seg.empty()) return rows;
-    std::vector<TermPosting> out;
-    out.reserve(rows.size() + seg.size());
-    std::merge(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()),
-               std::make_move_iterator(seg.begin()), std::make_move_iterator(seg.end()),
-               std::back_inserter(out), before);
-    // Without a snapshot (the servers) a fold or merge committing between the two reads may
-    // show a note on both sides: its newest posting counts, once.
-    std::set<std::pair<long long, long long>> seen;
-    out.erase(std::remove_if(out.begin(), out.end(),
-                             [&](const TermPosting& p) { return !seen.emplace(p.uid_hi, p.uid_lo).second; }),
-              out.end());
-    if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
-    return out;
+    return merge_rows_and_segments(std::move(rows), std::move(seg), limit);
 }
 
 std::vector<TermPosting> RowIndex::postings_of_term(long long, const std::string&,

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "index/segment.hpp"
 #include "store/dialect.hpp"
 #include "store/store.hpp"
 
@@ -43,8 +44,9 @@ struct IndexDelta {
         std::string pos;
     };
     std::vector<Op> ops;                            // in the order made
-    /// The notes added go into a new segment instead of postings rows (a large batch).
+    /// The notes added go into `segment` instead of postings rows (a large batch).
     bool to_segment = false;
+    SegmentBuilder segment;
     std::vector<std::pair<std::string, int>> df;    // (term, +1 or -1)
     long long notes = 0, collections = 0, title_tokens = 0, body_tokens = 0;
 

@@ -1,10 +1,12 @@
 #include "store/segments.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 #include <stdexcept>
 
-#include "index/postings_format.hpp"
 #include "store/soci_stmt.hpp"
+#include "store/sqlite_direct.hpp"
 
 namespace notesd::detail {
 
@@ -14,7 +16,7 @@ struct Segments::Statements {
     long long user_id = 0, segment_id = 0, note_count = 0, live_count = 0;
     long long first = 0, last = 0, lo = 0, hi = 0, ord = 0, lim = 1, inserted = 0;
     std::string term, notes, live, data;  // blobs in the dialect's form
-    soci::statement list, notes_of, blocks, block_at, insert_segment, insert_block, set_live;
+    soci::statement list, notes_of, insert_segment, insert_block, set_live;
     soci::statement delete_blocks, delete_segment, segment_blocks;
 };
 
@@ -24,27 +26,18 @@ Segments::Statements::Statements(soci::session& s, const Dialect& d)
                .out(segment_id).out(note_count).out(live_count).out(live).in(user_id, "u").done()),
       notes_of(Prep(s, "SELECT notes FROM index_segments WHERE id = :s")
                    .out(notes).in(segment_id, "s").done()),
-      // a term's blocks of one segment in ordinal (candidate) order, within an ordinal range
-      blocks(Prep(s, "SELECT first_ord, last_ord, data FROM segment_blocks WHERE user_id = :u AND "
-                     "term = :t AND segment_id = :s AND first_ord <= :hi AND last_ord >= :lo "
-                     "ORDER BY first_ord")
-                 .out(first).out(last).out(data).in(user_id, "u").in(term, "t")
-                 .in(segment_id, "s").in(hi, "hi").in(lo, "lo").done()),
-      // the block that holds ordinal :o if any does
-      block_at(Prep(s, "SELECT first_ord, last_ord, data FROM segment_blocks WHERE user_id = :u "
-                       "AND term = :t AND segment_id = :s AND first_ord <= :o ORDER BY first_ord "
-                       "DESC" + d.limit_clause())
-                   .out(first).out(last).out(data).in(user_id, "u").in(term, "t")
-                   .in(segment_id, "s").in(ord, "o").in(lim, "lim").done()),
       insert_segment(Prep(s, "INSERT INTO index_segments (user_id, note_count, live_count, notes, "
-                             "live) VALUES (:u, :n, :l, :notes, :live)")
+                             "live) VALUES (:u, :n, :l, " + d.blob_value(":notes") + ", " +
+                             d.blob_value(":live") + ")")
                          .in(user_id, "u").in(note_count, "n").in(live_count, "l")
                          .in(notes, "notes").in(live, "live").returning_id(d, inserted).done()),
       insert_block(Prep(s, "INSERT INTO segment_blocks (user_id, term, segment_id, first_ord, "
-                           "last_ord, data) VALUES (:u, :t, :s, :first, :last, :data)")
+                           "last_ord, data) VALUES (:u, :t, :s, :first, :last, " +
+                           d.blob_value(":data") + ")")
                        .in(user_id, "u").in(term, "t").in(segment_id, "s").in(first, "first")
                        .in(last, "last").in(data, "data").done()),
-      set_live(Prep(s, "UPDATE index_segments SET live = :live, live_count = :l WHERE id = :s")
+      set_live(Prep(s, "UPDATE index_segments SET live = " + d.blob_value(":live") +
+                       ", live_count = :l WHERE id = :s")
                    .in(live, "live").in(live_count, "l").in(segment_id, "s").done()),
       delete_blocks(Prep(s, "DELETE FROM segment_blocks WHERE segment_id = :s")
                         .in(segment_id, "s").done()),
@@ -74,7 +67,107 @@ TermPosting posting_of(const SegmentNote& n, const SegmentPosting& p, bool with_
 
 }  // namespace
 
-Segments::Segments(soci::session& s, const Dialect& d) : session_(s), dialect_(d) {}
+namespace {
+
+// A term's blocks of one segment in ordinal (candidate) order, within an ordinal range; the
+// same statement with SOCI's named placeholders and SQLite's numbered ones.
+constexpr const char* kTermBlocksSql =
+    "SELECT segment_id, data FROM segment_blocks WHERE user_id = :u AND term = :t ORDER BY "
+    "segment_id, first_ord";
+constexpr const char* kTermBlocksSqliteSql =
+    "SELECT segment_id, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 ORDER BY "
+    "segment_id, first_ord";
+// The block that holds ordinal ord if any does: the last one starting at or before it.
+constexpr const char* kBlockAtSql =
+    "SELECT last_ord, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 AND "
+    "segment_id = ?3 AND first_ord <= ?4 ORDER BY first_ord DESC LIMIT 1";
+
+class SociBlockReader final : public SegmentBlockReader {
+public:
+    SociBlockReader(soci::session& s, const Dialect& d) : session_(s), dialect_(d) {}
+    bool blocks(long long user_id, const std::string& term,
+                const std::function<bool(long long, std::string_view)>& fn) override {
+        if (!st_)
+            st_.emplace(Prep(session_, kTermBlocksSql).out(segment_).out(data_).in(user_, "u")
+                            .in(term_, "t").done());
+        user_ = user_id, term_ = term;
+        bool ok = true;
+        st_->execute();
+        while (st_->fetch())
+            if (!(ok = dialect_.blob_result(data_)) || !fn(segment_, data_)) break;
+        end_read(*st_);
+        return ok;
+    }
+    bool block_at(long long user_id, const std::string& term, long long segment_id, long long ord,
+                  const std::function<void(long long, std::string_view)>& fn) override {
+        if (!at_)
+            at_.emplace(Prep(session_, "SELECT last_ord, data FROM segment_blocks WHERE user_id = "
+                                       ":u AND term = :t AND segment_id = :s AND first_ord <= :o "
+                                       "ORDER BY first_ord DESC" + dialect_.limit_clause())
+                            .out(last_).out(data_).in(user_, "u").in(term_, "t")
+                            .in(segment_, "s").in(lo_, "o").in(one_, "lim").done());
+        user_ = user_id, term_ = term, segment_ = segment_id, lo_ = ord;
+        if (!fetch_one(*at_)) return false;
+        if (!dialect_.blob_result(data_)) throw std::runtime_error("malformed index segment block");
+        fn(last_, data_);
+        return true;
+    }
+    void drop_statements() override {
+        st_.reset();
+        at_.reset();
+    }
+
+private:
+    soci::session& session_;
+    const Dialect& dialect_;
+    std::optional<soci::statement> st_, at_;
+    long long user_ = 0, segment_ = 0, lo_ = 0, last_ = 0, one_ = 1;
+    std::string term_, data_;
+};
+
+class SqliteBlockReader final : public SegmentBlockReader {
+public:
+    explicit SqliteBlockReader(soci::session& s) : session_(s) {}
+    bool blocks(long long user_id, const std::string& term,
+                const std::function<bool(long long, std::string_view)>& fn) override {
+        SqliteStmt& st = prepared_once(session_, st_, kTermBlocksSqliteSql);
+        st.bind(1, user_id).bind(2, term);
+        while (st.step())
+            if (!fn(st.i64(0), st.blob(1))) {
+                st.reset();
+                break;
+            }
+        return true;
+    }
+    bool block_at(long long user_id, const std::string& term, long long segment_id, long long ord,
+                  const std::function<void(long long, std::string_view)>& fn) override {
+        SqliteStmt& st = prepared_once(session_, at_, kBlockAtSql);
+        st.bind(1, user_id).bind(2, term).bind(3, segment_id).bind(4, ord);
+        if (!st.step()) return false;
+        fn(st.i64(0), st.blob(1));
+        st.reset();
+        return true;
+    }
+    void drop_statements() override {
+        st_.reset();
+        at_.reset();
+    }
+
+private:
+    soci::session& session_;
+    std::unique_ptr<SqliteStmt> st_, at_;
+};
+
+}  // namespace
+
+std::unique_ptr<SegmentBlockReader> make_segment_block_reader(Backend backend, soci::session& s,
+                                                              const Dialect& d) {
+    if (backend == Backend::Sqlite) return std::make_unique<SqliteBlockReader>(s);
+    return std::make_unique<SociBlockReader>(s, d);
+}
+
+Segments::Segments(soci::session& s, const Dialect& d, std::unique_ptr<SegmentBlockReader> blocks)
+    : session_(s), dialect_(d), blocks_(std::move(blocks)) {}
 Segments::~Segments() = default;
 
 Segments::Statements& Segments::st() {
@@ -84,6 +177,7 @@ Segments::Statements& Segments::st() {
 
 void Segments::drop_statements() {
     st_.reset();
+    blocks_->drop_statements();
     view_.clear();
     write_ = WriteState();  // a failed transaction rolled back whatever it had changed
 }
@@ -137,40 +231,60 @@ std::vector<SegmentRef> Segments::of_user(long long user_id) {
 
 // ---- reads ----
 
-void Segments::read_segment_term(long long user_id, const std::string& term, const SegmentRef& s,
-                                 const SearchFilter& f, long long limit, bool with_positions,
-                                 const NoteKeep& keep, std::vector<TermPosting>& out) {
+namespace {
+
+// One segment's part of a term's postings: the ordinals within the updated bounds (newest
+// first, so one range), and what was read.
+struct SegmentRun {
+    const SegmentRef* segment = nullptr;
+    long long first = 0, last = -1, taken = 0;
+    bool done = false;
+    std::vector<TermPosting> postings;
+};
+
+bool before(const TermPosting& a, const TermPosting& b) {
+    if (a.updated_us != b.updated_us) return a.updated_us > b.updated_us;
+    return a.uid_hi != b.uid_hi ? a.uid_hi > b.uid_hi : a.uid_lo > b.uid_lo;
+}
+
+SegmentRun run_of(const SegmentRef& s, const SearchFilter& f) {
     const std::vector<SegmentNote>& notes = *s.notes;
-    // Newest first: the notes within the updated bounds are one range of ordinals.
     const auto lo = std::partition_point(notes.begin(), notes.end(), [&](const SegmentNote& n) {
         return n.updated_us > f.updated.max_us;
     });
     const auto hi = std::partition_point(lo, notes.end(), [&](const SegmentNote& n) {
         return n.updated_us >= f.updated.min_us;
     });
-    if (lo == hi) return;
-    Statements& q = st();
-    q.user_id = user_id;
-    q.term = term;
-    q.segment_id = s.id;
-    q.lo = lo - notes.begin();
-    q.hi = (hi - notes.begin()) - 1;
-    long long taken = 0;
-    bool stop = false;
-    q.blocks.execute();
-    while (!stop && q.blocks.fetch()) {
-        if (!dialect_.blob_result(q.data)) malformed(s.id, "block");
-        const bool ok = each_segment_posting(q.data, s.live.notes(), [&](const SegmentPosting& p) {
-            if (p.ordinal > q.hi) return !(stop = true);
-            if (p.ordinal < q.lo || !s.live.live(p.ordinal)) return true;
-            const SegmentNote& n = notes[static_cast<std::size_t>(p.ordinal)];
-            if (!passes(n, f) || (keep && !keep(n))) return true;
-            out.push_back(posting_of(n, p, with_positions));
-            return !(stop = ++taken >= limit);
-        });
-        if (!ok) malformed(s.id, "block");
-    }
-    end_read(q.blocks);
+    SegmentRun r;
+    r.segment = &s;
+    r.first = lo - notes.begin();
+    r.last = (hi - notes.begin()) - 1;
+    r.done = lo == hi;
+    return r;
+}
+
+}  // namespace
+
+std::vector<TermPosting> merge_rows_and_segments(std::vector<TermPosting> rows,
+                                                 std::vector<TermPosting> seg, long long limit) {
+    if (seg.empty()) return rows;
+    if (rows.empty()) return seg;
+    // Only the rows' notes can repeat, and the rows are few (writes since the last compact).
+    std::set<std::pair<long long, long long>> in_rows, seen;
+    for (const TermPosting& p : rows) in_rows.emplace(p.uid_hi, p.uid_lo);
+    std::vector<TermPosting> out;
+    out.reserve(rows.size() + seg.size());
+    std::merge(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()),
+               std::make_move_iterator(seg.begin()), std::make_move_iterator(seg.end()),
+               std::back_inserter(out), before);
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const TermPosting& p) {
+                                 const std::pair<long long, long long> k{p.uid_hi, p.uid_lo};
+                                 return in_rows.count(k) && !seen.insert(k).second;
+                             }),
+              out.end());
+    if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
+    return out;
 }
 
 void Segments::term_postings(long long user_id, const std::string& term, const SearchFilter& f,
@@ -178,39 +292,66 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
                              std::vector<TermPosting>& out) {
     if (limit <= 0) return;
     const std::vector<SegmentRef> segments = of_user(user_id);
-    const std::size_t from = out.size();
-    for (const SegmentRef& s : segments)
-        read_segment_term(user_id, term, s, f, limit, with_positions, keep, out);
-    if (segments.size() < 2) return;
-    // each segment's run is in candidate order; together they need one sort and the limit
-    std::sort(out.begin() + static_cast<std::ptrdiff_t>(from), out.end(),
-              [](const TermPosting& a, const TermPosting& b) {
-                  if (a.updated_us != b.updated_us) return a.updated_us > b.updated_us;
-                  return a.uid_hi != b.uid_hi ? a.uid_hi > b.uid_hi : a.uid_lo > b.uid_lo;
-              });
-    if (out.size() - from > static_cast<std::size_t>(limit))
-        out.resize(from + static_cast<std::size_t>(limit));
+    if (segments.empty()) return;
+    std::vector<SegmentRun> runs;
+    for (const SegmentRef& s : segments) runs.push_back(run_of(s, f));
+    SegmentRun* r = nullptr;
+    bool ok = true;
+    // One statement for every segment; each decodes until it has `limit` postings.
+    const bool read = blocks_->blocks(user_id, term, [&](long long segment_id, std::string_view data) {
+        if (!r || r->segment->id != segment_id) {
+            r = nullptr;  // a segment merged in after the listing has no run: left out
+            for (SegmentRun& x : runs)
+                if (x.segment->id == segment_id) r = &x;
+        }
+        if (!r || r->done) return true;
+        const SegmentRef& s = *r->segment;
+        ok = each_segment_posting(data, s.live.notes(), [&](const SegmentPosting& p) {
+            if (p.ordinal > r->last) return !(r->done = true);
+            if (p.ordinal < r->first || !s.live.live(p.ordinal)) return true;
+            const SegmentNote& n = (*s.notes)[static_cast<std::size_t>(p.ordinal)];
+            if (!passes(n, f) || (keep && !keep(n))) return true;
+            r->postings.push_back(posting_of(n, p, with_positions));
+            return !(r->done = ++r->taken >= limit);
+        });
+        return ok;
+    });
+    if (!read || !ok) malformed(r ? r->segment->id : 0, "block");
+    // Each run is in candidate order: merged pairwise, each cut to the limit.
+    std::vector<TermPosting> merged;
+    for (SegmentRun& run : runs) {
+        if (run.postings.empty()) continue;
+        if (merged.empty()) {
+            merged.swap(run.postings);
+            continue;
+        }
+        std::vector<TermPosting> next;
+        next.reserve(std::min(merged.size() + run.postings.size(), static_cast<std::size_t>(limit)));
+        auto a = merged.begin(), b = run.postings.begin();
+        while (next.size() < static_cast<std::size_t>(limit) &&
+               (a != merged.end() || b != run.postings.end()))
+            next.push_back(std::move(b == run.postings.end() || (a != merged.end() && before(*a, *b)) ? *a++ : *b++));
+        merged.swap(next);
+    }
+    if (out.empty()) out.swap(merged);
+    else out.insert(out.end(), std::make_move_iterator(merged.begin()), std::make_move_iterator(merged.end()));
 }
 
 void Segments::postings_at(long long user_id, const std::string& term,
                            const std::vector<PostingNote>& notes, std::vector<TermPosting>& out) {
     if (notes.empty()) return;
-    Statements& q = st();
     for (const SegmentRef& s : of_user(user_id)) {
         for (const PostingNote& n : notes) {
             const long long ord = find_ordinal(*s.notes, n.updated_us, n.uid_hi, n.uid_lo);
             if (ord < 0 || !s.live.live(ord)) continue;
-            q.user_id = user_id;
-            q.term = term;
-            q.segment_id = s.id;
-            q.ord = ord;
-            q.lim = 1;
-            if (!fetch_one(q.block_at) || q.last < ord) continue;  // the note lacks the term
-            if (!dialect_.blob_result(q.data)) malformed(s.id, "block");
             const SegmentNote& note = (*s.notes)[static_cast<std::size_t>(ord)];
-            const bool ok = each_segment_posting(q.data, s.live.notes(), [&](const SegmentPosting& p) {
-                if (p.ordinal == ord) out.push_back(posting_of(note, p, true));
-                return p.ordinal < ord;
+            bool ok = true;
+            blocks_->block_at(user_id, term, s.id, ord, [&](long long last, std::string_view data) {
+                if (last < ord) return;  // the note lacks the term
+                ok = each_segment_posting(data, s.live.notes(), [&](const SegmentPosting& p) {
+                    if (p.ordinal == ord) out.push_back(posting_of(note, p, true));
+                    return p.ordinal < ord;
+                });
             });
             if (!ok) malformed(s.id, "block");
         }
@@ -400,21 +541,6 @@ long long Segments::merge(long long user_id, std::size_t max_segments) {
     w.dirty.assign(w.segments.size(), false);
     add_segment(w, user_id, table, blocks);
     return static_cast<long long>(pick.size());
-}
-
-void SegmentBatch::add(const PostingKey& key, long long created_us, long long flags, long long tfs,
-                       long long lens, const std::string& pos) {
-    auto& [note, terms] = notes_[{key.updated_us, {key.uid_hi, key.uid_lo}}];
-    note = SegmentNote{key.updated_us, key.uid_hi, key.uid_lo, created_us, flags,
-                       pair_first(lens), pair_second(lens)};
-    terms.push_back(SegmentTerm{key.term, pair_first(tfs), pair_second(tfs), pos});
-}
-
-void SegmentBatch::write(long long user_id, Segments& segments) {
-    SegmentBuilder builder;
-    for (auto& [key, note] : notes_) builder.add(note.first, std::move(note.second));
-    notes_.clear();
-    segments.flush(user_id, builder);
 }
 
 }  // namespace notesd::detail

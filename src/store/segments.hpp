@@ -17,12 +17,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/model.hpp"
 #include "index/segment.hpp"
 #include "store/dialect.hpp"
-#include "store/index_strategy.hpp"
 
 namespace notesd::detail {
 
@@ -44,29 +44,38 @@ struct SegmentRef {
 using NoteKeep = std::function<bool(const SegmentNote&)>;
 
 
-class Segments;
-
-/// The postings a write adds to a new segment, gathered per note from its index changes.
-class SegmentBatch {
+/// Reads a term's blocks of one segment in ordinal order, the search's hot path: one
+/// implementation through SOCI for every backend, one through SQLite's own API (no per-row
+/// exchange, no copy of the blob), chosen once by make_segment_block_reader.
+class SegmentBlockReader {
 public:
-    /// One posting (the last change of its key, an addition; IndexDelta's fields).
-    template <class Op>
-    void add(const PostingKey& key, const Op& op) {
-        add(key, op.created_us, op.flags, op.tfs, op.lens, op.pos);
-    }
-    void add(const PostingKey& key, long long created_us, long long flags, long long tfs,
-             long long lens, const std::string& pos);
-    /// Writes the notes as one segment and the live sets changed since (Segments::flush).
-    void write(long long user_id, Segments& segments);
-
-private:
-    std::map<std::pair<long long, std::pair<long long, long long>>,
-             std::pair<SegmentNote, std::vector<SegmentTerm>>> notes_;  // by (updated, uuid)
+    virtual ~SegmentBlockReader() = default;
+    /// fn(segment_id, data) for each block of the user's `term`, by segment id and then in
+    /// ordinal order, until fn returns false; false when a block's data is not in the
+    /// backend's blob form. One statement for all the user's segments.
+    virtual bool blocks(long long user_id, const std::string& term,
+                        const std::function<bool(long long segment_id, std::string_view data)>& fn) = 0;
+    /// fn(last_ord, data) of the block of the user's `term` in segment `segment_id` with the
+    /// greatest first ordinal <= ord (the one that holds ord if any does); false when there is
+    /// none. Throws when the data is not in the backend's blob form.
+    virtual bool block_at(long long user_id, const std::string& term, long long segment_id,
+                          long long ord,
+                          const std::function<void(long long last, std::string_view data)>& fn) = 0;
+    virtual void drop_statements() = 0;
 };
+
+std::unique_ptr<SegmentBlockReader> make_segment_block_reader(Backend backend, soci::session& s,
+                                                              const Dialect& d);
+
+/// A term's postings rows and segment postings (each in candidate order) in candidate order,
+/// at most `limit`. Without a snapshot (the servers) a fold or merge committing between the
+/// two reads may show a note on both sides: its newest posting counts, once.
+std::vector<TermPosting> merge_rows_and_segments(std::vector<TermPosting> rows,
+                                                 std::vector<TermPosting> seg, long long limit);
 
 class Segments {
 public:
-    Segments(soci::session& s, const Dialect& d);
+    Segments(soci::session& s, const Dialect& d, std::unique_ptr<SegmentBlockReader> blocks);
     ~Segments();
     Segments(const Segments&) = delete;
     Segments& operator=(const Segments&) = delete;
@@ -135,13 +144,12 @@ private:
                      std::vector<SegmentBlock>& blocks);
     void delete_segment(long long segment_id);
     SegmentInput input_of(const SegmentRef& s);
-    void read_segment_term(long long user_id, const std::string& term, const SegmentRef& s,
-                           const SearchFilter& f, long long limit, bool with_positions,
-                           const NoteKeep& keep, std::vector<TermPosting>& out);
+
 
     soci::session& session_;
     const Dialect& dialect_;
     std::unique_ptr<Statements> st_;
+    std::unique_ptr<SegmentBlockReader> blocks_;
     std::map<long long, std::shared_ptr<const std::vector<SegmentNote>>> notes_cache_;
     std::map<long long, std::vector<long long>> listed_;  ///< user -> segment ids last listed
     bool in_view_ = false;

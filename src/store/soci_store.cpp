@@ -87,7 +87,7 @@ std::unique_ptr<detail::IndexStrategy> detail::make_index_strategy(
 SociStore::SociStore(DbTarget target)
     : target_(std::move(target)),
       dialect_(make_dialect(target_.backend)),
-      segments_(sql_, *dialect_),
+      segments_(sql_, *dialect_, detail::make_segment_block_reader(target_.backend, sql_, *dialect_)),
       index_(detail::make_index_strategy(
           target_.backend, sql_, *dialect_, segments_,
           [this](long long user_id, const std::string& uuid, long long* note_count) {

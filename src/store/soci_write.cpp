@@ -290,6 +290,19 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     if (!n) return;
     delta.title_tokens += n->in->title_len;
     delta.body_tokens += n->in->body_len;
+    if (delta.to_segment) {  // the whole note into the segment (a later version replaces it)
+        std::vector<SegmentTerm> terms;
+        terms.reserve(new_terms.size());
+        for (const TermCount& t : new_terms) {
+            auto it = std::lower_bound(old_terms.begin(), old_terms.end(), t, by_term);
+            if (it == old_terms.end() || it->term != t.term) delta.df.emplace_back(t.term, +1);
+            terms.push_back(SegmentTerm{t.term, t.title_tf, t.body_tf, t.pos});
+        }
+        delta.segment.add(SegmentNote{n->in->updated_us, hi, lo, n->in->created_us, n->in->flags,
+                                      n->in->title_len, n->in->body_len},
+                          std::move(terms));
+        return;
+    }
     for (const TermCount& t : new_terms) {
         auto it = std::lower_bound(old_terms.begin(), old_terms.end(), t, by_term);
         const bool had = it != old_terms.end() && it->term == t.term;
@@ -310,16 +323,9 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
     w.user_id = user_id;
     std::vector<detail::IndexDelta::Op>& ops = delta.ops;
     std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
-    if (!delta.to_segment) index_->before_postings_write(user_id, ops);
-    else {  // only the removals touch rows
-        std::vector<detail::IndexDelta::Op> removals;
-        for (const auto& op : ops)
-            if (!op.add) removals.push_back(detail::IndexDelta::Op{op.key, false, 0, 0, 0, 0, 0, {}});
-        index_->before_postings_write(user_id, removals);
-    }
+    index_->before_postings_write(user_id, ops);
     w.postings.user_id = user_id;
     PostingBuffer inserts(w.postings);
-    detail::SegmentBatch segment;
     for (std::size_t i = 0; i < ops.size();) {
         std::size_t j = i + 1;
         while (j < ops.size() && !(ops[i].key < ops[j].key)) ++j;
@@ -332,16 +338,14 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
             w.posting_uid_lo = ops[i].key.uid_lo;
             exec(w.posting_delete);
         }
-        if (last.add && delta.to_segment)
-            segment.add(ops[i].key, last);
-        else if (last.add)
+        if (last.add)
             inserts.add(detail::PostingRow{ops[i].key.term, ops[i].key.updated_us, ops[i].key.uid_hi,
                                            ops[i].key.uid_lo, last.note_id, last.created_us, last.flags,
                                            last.tfs, last.lens, last.pos});
         i = j;
     }
     inserts.flush();
-    segment.write(user_id, segments_);
+    segments_.flush(user_id, delta.segment);  // and the live sets reindex_note changed
     apply_df(delta.df);
     if (delta.notes || delta.collections || delta.title_tokens || delta.body_tokens) {
         w.notes_delta = delta.notes;
@@ -466,7 +470,8 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
             }
             out.push_back(upsert_note(n, ids, delta));
             // A huge batch is applied in parts, so memory stays bounded.
-            if (delta.ops.size() >= kMaxPendingPostings) apply_index(user_id, delta);
+            if (delta.ops.size() + delta.segment.postings() >= kMaxPendingPostings)
+                apply_index(user_id, delta);
         }
         apply_index(user_id, delta);
         time_counts().write(user_id);

@@ -170,7 +170,7 @@ class KilledImport(unittest.TestCase):
 
 class KillLoopDuringImport(unittest.TestCase):
     """kill -9 of notesctl import again and again, at moments of no particular batch (inside a
-    batch's transaction, between batches, in the pack after them): after every kill `notesctl
+    batch's transaction, between batches, in the compaction after them): after every kill `notesctl
     check` finds counts and index exact, and a last run completes the import."""
     KILLS = 6
 
@@ -179,8 +179,9 @@ class KillLoopDuringImport(unittest.TestCase):
         rnd = random.Random(20)
         with Stack() as stack:
             user, token = stack.create_user("killloop")
+            # batches of 100: each one segment, merged at the end
             cmd = [stack.binary("notesctl"), "--db", stack.db_url, "import", user, TIL,
-                   "--batch", "50"]
+                   "--batch", "100"]
             seen, killed = 0, 0
             for _ in range(self.KILLS):
                 proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -209,7 +210,7 @@ class KillLoopDuringImport(unittest.TestCase):
                 if seen == 1873:
                     break
             self.assertGreaterEqual(killed, 3, "the import finished before the kills")
-            out = stack.notesctl("import", user, TIL, "--batch", "50")
+            out = stack.notesctl("import", user, TIL, "--batch", "100")
             self.assertIn("imported 1873 notes", out.stdout + out.stderr)
             self.assertEqual(len(walk(stack, "/v2/notes", token, {"limit": 100})[0]), 1873)
             out = stack.notesctl("check", user, check=False)
@@ -217,20 +218,68 @@ class KillLoopDuringImport(unittest.TestCase):
             self.assertEqual(stack.integrity_problems(), [])
 
 
+QUERIES = ["git", "python list", "\"pull request\"", "docker comp", "sql", "rust"]
+
+
+def search_pages(test, stack, token):
+    """The first page (ids and snippets) of each of QUERIES."""
+    out = []
+    for q in QUERIES:
+        r = stack.request("POST", "/v2/notes/search", query={"limit": 50}, token=token,
+                          body={"query": q})
+        test.assertEqual(r.status, 200, q)
+        out.append([(n["id"], n.get("snippet")) for n in r.json()["results"]])
+    return out
+
+
+class KillLoopDuringMerge(unittest.TestCase):
+    """kill -9 of `notesctl pack` while it merges the user's segments, again and again: its one
+    transaction either committed or left nothing, so after every kill `notesctl check` finds
+    the index exact and searches give the same pages; a last pack completes the merge."""
+    KILLS = 6
+
+    def test_kill_merge_loop_then_check(self):
+        self.assertTrue(os.path.isdir(TIL), "the shared corpus is missing: %s" % TIL)
+        rnd = random.Random(21)
+        with Stack() as stack:
+            # twice the same notes, each as 19 segments of up to 100: one user to time a whole
+            # pack on, one to kill packs of
+            timing, _ = stack.create_user("mergetime")
+            user, token = stack.create_user("killmerge")
+            for u in (timing, user):
+                stack.notesctl("import", u, TIL, "--batch", "100", "--no-compact")
+            t0 = time.monotonic()
+            out = stack.notesctl("pack", timing)
+            took = time.monotonic() - t0
+            self.assertIn("merged 16 segments (4 left)", out.stdout)
+            pages = search_pages(self, stack, token)
+            cmd = [stack.binary("notesctl"), "--db", stack.db_url, "pack", user]
+            killed = 0
+            for _ in range(self.KILLS):
+                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env=stack._env())
+                time.sleep(rnd.uniform(0.3, 0.9) * took)  # mostly inside the merge
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGKILL)
+                    killed += 1
+                proc.wait()
+                out = stack.notesctl("check", user, check=False)
+                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                self.assertEqual(search_pages(self, stack, token), pages)
+            self.assertGreaterEqual(killed, 4, "the packs ended before the kills (%.2f s)" % took)
+            out = stack.notesctl("pack", user)
+            self.assertRegex(out.stdout, r"merged (16|0) segments \(4 left\)")
+            self.assertEqual(search_pages(self, stack, token), pages)
+            self.assertEqual(stack.notesctl("check", user, check=False).returncode, 0)
+            self.assertEqual(stack.integrity_problems(), [])
+
+
 class PackedPostings(unittest.TestCase):
     """Searches give the same pages whether the postings are packed (SQLite, schema 006), not
     packed at all, or packed again by `notesctl pack`; elsewhere pack does nothing."""
 
-    QUERIES = ["git", "python list", "\"pull request\"", "docker comp", "sql", "rust"]
-
     def pages(self, stack, token):
-        out = []
-        for q in self.QUERIES:
-            r = stack.request("POST", "/v2/notes/search", query={"limit": 50}, token=token,
-                              body={"query": q})
-            self.assertEqual(r.status, 200, q)
-            out.append([(n["id"], n.get("snippet")) for n in r.json()["results"]])
-        return out
+        return search_pages(self, stack, token)
 
     def test_same_results_rows_packed_segments(self):
         """The same pages whether the postings are rows, packed rows or a segment."""

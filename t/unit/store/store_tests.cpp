@@ -174,7 +174,8 @@ BOOST_FIXTURE_TEST_CASE(sqlite_session_maps_the_main_file_only, StoreFixture) {
     const std::unique_ptr<Dialect> dialect = make_dialect(Backend::Sqlite);
     auto setup = [&](soci::session& session, const DbTarget& target) {
         for (const std::string& st : dialect->session_setup(target)) session << st;
-        detail::Segments segments(session, *dialect);
+        detail::Segments segments(session, *dialect,
+                                  detail::make_segment_block_reader(Backend::Sqlite, session, *dialect));
         auto index = detail::make_index_strategy(Backend::Sqlite, session, *dialect, segments, nullptr);
         for (const std::string& st : index->session_setup(target)) session << st;
         index->before_migration();
