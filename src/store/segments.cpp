@@ -476,7 +476,7 @@ void Segments::add_segment(WriteState& w, long long user_id, const std::string& 
     const LiveDocs live(static_cast<long long>(notes->size()));
     const long long id = insert_segment(user_id, table, live);
     for (SegmentBlock& b : blocks) insert_block(user_id, id, std::move(b));
-    notes_cache_[id] = notes;
+    // Not into notes_cache_: if this transaction rolls back, SQLite hands the id out again.
     w.segments.push_back(SegmentRef{id, notes, live, live.live_count()});
     w.dirty.push_back(false);
 }

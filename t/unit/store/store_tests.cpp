@@ -21,6 +21,7 @@
 #include "api/errors.hpp"
 #include "store/dialect.hpp"
 #include "store/migrations.hpp"
+#include "store/segments.hpp"
 #include "store/index_strategy.hpp"
 #include "store/soci_store.hpp"
 #include "store/store.hpp"
@@ -194,6 +195,40 @@ BOOST_FIXTURE_TEST_CASE(sqlite_session_maps_the_main_file_only, StoreFixture) {
     setup(o, off);
     o << "PRAGMA main.mmap_size", soci::into(main_map);
     BOOST_CHECK_EQUAL(main_map, 0);
+}
+
+// A segment written in a transaction that rolls back leaves nothing behind in the process:
+// SQLite hands its id out again, and the segment another process commits under that id reads
+// as itself here.
+BOOST_FIXTURE_TEST_CASE(segment_id_of_a_rollback_reused, StoreFixture) {
+    if (!sqlite()) return;  // the servers' ids are never handed out twice
+    const long long u = user("segment-rollback");
+    const std::unique_ptr<Dialect> dialect = make_dialect(Backend::Sqlite);
+    soci::session sa(dialect->factory(), target.soci_params), sb(dialect->factory(), target.soci_params);
+    detail::Segments a(sa, *dialect, detail::make_segment_block_reader(Backend::Sqlite, sa, *dialect));
+    detail::Segments b(sb, *dialect, detail::make_segment_block_reader(Backend::Sqlite, sb, *dialect));
+    auto write = [&](soci::session& s, detail::Segments& segs, long long updated,
+                     const std::string& term, bool commit) {
+        s << "BEGIN IMMEDIATE";
+        segs.begin_write(u);
+        SegmentBuilder builder;
+        builder.add(SegmentNote{updated, 1, 2, updated, 0, 1, 1}, {SegmentTerm{term, 1, 0, "0"}});
+        segs.flush(u, builder);
+        long long id = 0;
+        s << "SELECT MAX(id) FROM index_segments", soci::into(id);
+        s << (commit ? "COMMIT" : "ROLLBACK");
+        return id;
+    };
+    const long long rolled_back = write(sa, a, 100, "first", false);
+    BOOST_CHECK_EQUAL(write(sb, b, 200, "second", true), rolled_back);  // the id again
+    const std::vector<detail::SegmentRef> list = a.of_user(u);
+    BOOST_REQUIRE_EQUAL(list.size(), 1u);
+    BOOST_REQUIRE_EQUAL(list[0].notes->size(), 1u);
+    BOOST_CHECK_EQUAL((*list[0].notes)[0].updated_us, 200);
+    std::vector<TermPosting> got;
+    a.term_postings(u, "second", SearchFilter{}, 10, true, nullptr, got);
+    BOOST_REQUIRE_EQUAL(got.size(), 1u);
+    BOOST_CHECK_EQUAL(got[0].updated_us, 200);
 }
 
 BOOST_FIXTURE_TEST_CASE(migrate_twice, StoreFixture) {
