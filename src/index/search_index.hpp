@@ -15,6 +15,12 @@ namespace notesd {
 /// Most notes one SearchIndex::postings_at call takes.
 constexpr std::size_t kPostingsAtMax = 32;
 
+/// Candidate order of a term's postings: most recently updated first, ties by uuid descending.
+inline bool candidate_before(const TermPosting& a, const TermPosting& b) {
+    if (a.updated_us != b.updated_us) return a.updated_us > b.updated_us;
+    return a.uid_hi != b.uid_hi ? a.uid_hi > b.uid_hi : a.uid_lo > b.uid_lo;
+}
+
 class SearchIndex {
 public:
     virtual ~SearchIndex() = default;

@@ -21,12 +21,9 @@ constexpr char kNotesFormat = 'N';  ///< the first byte of a notes table
 using detail::kMaxSegmentCount;
 using detail::kSegmentBlockFormat;
 using detail::read_segment_count;
-constexpr unsigned long long kMaxCount = kMaxSegmentCount;
-
-bool read_count(BlockReader& r, long long& v) { return read_segment_count(r, v); }
 
 unsigned long long count_value(long long v) {
-    if (v < 0 || static_cast<unsigned long long>(v) > kMaxCount)
+    if (v < 0 || static_cast<unsigned long long>(v) > kMaxSegmentCount)
         throw std::invalid_argument("segment count out of range");
     return static_cast<unsigned long long>(v);
 }
@@ -93,7 +90,7 @@ bool decode_segment_notes(std::string_view data, std::vector<SegmentNote>& out) 
         }
         unsigned long long created_gap = 0;
         if (!r.fixed(s.uid_hi) || !r.fixed(s.uid_lo) || !r.varint(created_gap) ||
-            !r.signed_varint(s.flags) || !read_count(r, s.title_len) || !read_count(r, s.body_len))
+            !r.signed_varint(s.flags) || !read_segment_count(r, s.title_len) || !read_segment_count(r, s.body_len))
             return false;
         s.created_us = static_cast<long long>(static_cast<unsigned long long>(s.updated_us) -
                                               static_cast<unsigned long long>(detail::unzigzag(created_gap)));
@@ -160,13 +157,13 @@ namespace detail {
 bool read_segment_header(BlockReader& r, SegmentBlockBounds& b) {
     unsigned long long n = 0, first = 0, span = 0;
     if (!r.varint(n) || !r.varint(first) || !r.varint(span) || n == 0 || n > kSegmentBlockPostings ||
-        first > kMaxCount || span > kMaxCount)
+        first > kMaxSegmentCount || span > kMaxSegmentCount)
         return false;
     b.n = static_cast<long long>(n);
     b.first = static_cast<long long>(first);
     b.last = b.first + static_cast<long long>(span);
-    return read_count(r, b.max_title_tf) && read_count(r, b.max_body_tf) &&
-           read_count(r, b.min_title_len) && read_count(r, b.min_body_len);
+    return read_segment_count(r, b.max_title_tf) && read_segment_count(r, b.max_body_tf) &&
+           read_segment_count(r, b.min_title_len) && read_segment_count(r, b.min_body_len);
 }
 
 }  // namespace detail
@@ -182,11 +179,7 @@ bool decode_segment_block(std::string_view data, const std::vector<SegmentNote>&
     const std::size_t before = out.size();
     const bool ok = each_segment_posting(data, static_cast<long long>(notes.size()), [&](const SegmentPosting& p) {
         if (!live.live(p.ordinal)) return true;
-        const SegmentNote& n = notes[static_cast<std::size_t>(p.ordinal)];
-        out.push_back(TermPosting{n.uid_hi, n.uid_lo, n.updated_us, static_cast<int>(p.title_tf),
-                                  static_cast<int>(p.body_tf), static_cast<int>(n.title_len),
-                                  static_cast<int>(n.body_len),
-                                  with_positions ? std::string(p.pos) : std::string()});
+        out.push_back(segment_posting(notes[static_cast<std::size_t>(p.ordinal)], p, with_positions));
         return true;
     });
     if (!ok) out.resize(before);

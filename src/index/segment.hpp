@@ -146,6 +146,14 @@ bool each_segment_posting(std::string_view data, long long notes, Fn&& fn) {
     }
     return r.done();
 }
+/// A posting of a segment note as search reads it (positions only when asked).
+inline TermPosting segment_posting(const SegmentNote& n, const SegmentPosting& p, bool with_positions) {
+    return TermPosting{n.uid_hi, n.uid_lo, n.updated_us, static_cast<int>(p.title_tf),
+                       static_cast<int>(p.body_tf), static_cast<int>(n.title_len),
+                       static_cast<int>(n.body_len),
+                       with_positions ? std::string(p.pos) : std::string()};
+}
+
 /// Appends the block's postings of live notes as TermPostings (positions only when asked), in
 /// candidate order; false when malformed (out is then left as it was).
 class LiveDocs;

@@ -51,11 +51,6 @@ void set_filter(SearchParams& p, const SearchFilter& f) {
     p.flags_any = p.flags_any_again = f.flags_any;
 }
 
-bool before(const TermPosting& a, const TermPosting& b) {
-    if (a.updated_us != b.updated_us) return a.updated_us > b.updated_us;
-    return a.uid_hi != b.uid_hi ? a.uid_hi > b.uid_hi : a.uid_lo > b.uid_lo;
-}
-
 bool same_note(const TermPosting& a, const TermPosting& b) {
     return a.uid_hi == b.uid_hi && a.uid_lo == b.uid_lo;
 }
@@ -441,7 +436,7 @@ std::vector<TermPosting> RowIndex::postings_in_collections(const std::vector<lon
         read_postings(st, out);
     }
     // Merge: a note in several listed collections comes once; the global order and limit hold.
-    std::sort(out.begin(), out.end(), before);
+    std::sort(out.begin(), out.end(), candidate_before);
     out.erase(std::unique(out.begin(), out.end(), same_note), out.end());
     if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
     return out;

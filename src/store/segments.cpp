@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "index/search_index.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/sqlite_direct.hpp"
 
@@ -14,7 +15,7 @@ namespace notesd::detail {
 struct Segments::Statements {
     Statements(soci::session& s, const Dialect& d);
     long long user_id = 0, segment_id = 0, note_count = 0, live_count = 0;
-    long long first = 0, last = 0, lo = 0, hi = 0, ord = 0, lim = 1, inserted = 0;
+    long long first = 0, last = 0, inserted = 0;
     std::string term, notes, live, data;  // blobs in the dialect's form
     soci::statement list, notes_of, insert_segment, insert_block, set_live;
     soci::statement delete_blocks, delete_segment, segment_blocks;
@@ -54,23 +55,12 @@ bool passes(const SegmentNote& n, const SearchFilter& f) {
            (f.flags_any == 0 || (n.flags & f.flags_any) != 0);
 }
 
-TermPosting posting_of(const SegmentNote& n, const SegmentPosting& p, bool with_positions) {
-    return TermPosting{n.uid_hi, n.uid_lo, n.updated_us, static_cast<int>(p.title_tf),
-                       static_cast<int>(p.body_tf), static_cast<int>(n.title_len),
-                       static_cast<int>(n.body_len),
-                       with_positions ? std::string(p.pos) : std::string()};
-}
-
 [[noreturn]] void malformed(long long segment_id, const char* what) {
     throw std::runtime_error("index segment " + std::to_string(segment_id) + ": malformed " + what);
 }
 
-}  // namespace
-
-namespace {
-
-// A term's blocks of one segment in ordinal (candidate) order, within an ordinal range; the
-// same statement with SOCI's named placeholders and SQLite's numbered ones.
+// A term's blocks of all the user's segments, by segment and then in ordinal (candidate)
+// order; the same statement with SOCI's named placeholders and SQLite's numbered ones.
 constexpr const char* kTermBlocksSql =
     "SELECT segment_id, data FROM segment_blocks WHERE user_id = :u AND term = :t ORDER BY "
     "segment_id, first_ord";
@@ -242,11 +232,6 @@ struct SegmentRun {
     std::vector<TermPosting> postings;
 };
 
-bool before(const TermPosting& a, const TermPosting& b) {
-    if (a.updated_us != b.updated_us) return a.updated_us > b.updated_us;
-    return a.uid_hi != b.uid_hi ? a.uid_hi > b.uid_hi : a.uid_lo > b.uid_lo;
-}
-
 SegmentRun run_of(const SegmentRef& s, const SearchFilter& f) {
     const std::vector<SegmentNote>& notes = *s.notes;
     const auto lo = std::partition_point(notes.begin(), notes.end(), [&](const SegmentNote& n) {
@@ -276,7 +261,7 @@ std::vector<TermPosting> merge_rows_and_segments(std::vector<TermPosting> rows,
     out.reserve(rows.size() + seg.size());
     std::merge(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()),
                std::make_move_iterator(seg.begin()), std::make_move_iterator(seg.end()),
-               std::back_inserter(out), before);
+               std::back_inserter(out), candidate_before);
     out.erase(std::remove_if(out.begin(), out.end(),
                              [&](const TermPosting& p) {
                                  const std::pair<long long, long long> k{p.uid_hi, p.uid_lo};
@@ -311,7 +296,7 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
             if (p.ordinal < r->first || !s.live.live(p.ordinal)) return true;
             const SegmentNote& n = (*s.notes)[static_cast<std::size_t>(p.ordinal)];
             if (!passes(n, f) || (keep && !keep(n))) return true;
-            r->postings.push_back(posting_of(n, p, with_positions));
+            r->postings.push_back(segment_posting(n, p, with_positions));
             return !(r->done = ++r->taken >= limit);
         });
         return ok;
@@ -330,7 +315,7 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
         auto a = merged.begin(), b = run.postings.begin();
         while (next.size() < static_cast<std::size_t>(limit) &&
                (a != merged.end() || b != run.postings.end()))
-            next.push_back(std::move(b == run.postings.end() || (a != merged.end() && before(*a, *b)) ? *a++ : *b++));
+            next.push_back(std::move(b == run.postings.end() || (a != merged.end() && candidate_before(*a, *b)) ? *a++ : *b++));
         merged.swap(next);
     }
     if (out.empty()) out.swap(merged);
@@ -349,7 +334,7 @@ void Segments::postings_at(long long user_id, const std::string& term,
             blocks_->block_at(user_id, term, s.id, ord, [&](long long last, std::string_view data) {
                 if (last < ord) return;  // the note lacks the term
                 ok = each_segment_posting(data, s.live.notes(), [&](const SegmentPosting& p) {
-                    if (p.ordinal == ord) out.push_back(posting_of(note, p, true));
+                    if (p.ordinal == ord) out.push_back(segment_posting(note, p, true));
                     return p.ordinal < ord;
                 });
             });
