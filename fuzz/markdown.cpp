@@ -5,7 +5,7 @@
 #include "base/util.hpp"
 #include "fuzz_check.hpp"
 #include "ingest/markdown.hpp"
-#include "search/text.hpp"
+#include "index/text.hpp"
 
 using namespace notesd;
 

@@ -5,7 +5,7 @@
 
 1. layers: a file includes files of its own layer or of a lower rank only (LAYERS); store and
    search share a rank but never include each other (search reaches storage only through the
-   index interface of src/index/). Every quoted include is rooted at src/ ("search/text.hpp").
+   index interface of src/index/). Every quoted include is rooted at src/ ("index/text.hpp").
 2. libraries: the transport library only in server/, SOCI and SQLite only in store/ and
    index/, cmark only in ingest/ (LIBRARIES).
 3. file_lines: no file in src/ over MAX_FILE_LINES lines.

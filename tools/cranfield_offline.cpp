@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "search/ranker.hpp"
-#include "search/text.hpp"
+#include "index/text.hpp"
 
 using namespace notesd;
 

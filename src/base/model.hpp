@@ -92,12 +92,9 @@ struct NoteInput {
     int flags = 0;
     std::vector<std::string> collection_ids;  // uuids of the same user's collections
     std::vector<Attachment> attachments;
-    // Search index fields (filled by add_search_fields in note_index.hpp before writing):
-    std::string title_terms;   // analysed terms of the title, space-joined in position order
-    std::string body_terms;    // analysed terms of the body
-    long long title_len = 0;   // number of terms
-    long long body_len = 0;
-    std::string plain_text;    // the body as plain text (markdown removed), for search snippets
+    // The body as plain text (markdown removed): search snippets, and with the title what the
+    // note is indexed under (the store analyses both, index/note_index.hpp).
+    std::string plain_text;
 };
 
 struct CollectionInput {

@@ -1,6 +1,6 @@
 // The search index as the search module sees it: per-user statistics, the term dictionary,
 // postings in candidate order, and each note's stored index fields. Terms are the output of
-// search/text.hpp's analysis; every read is scoped to one user. The implementations (SQL)
+// index/text.hpp's analysis; every read is scoped to one user. The implementations (SQL)
 // live in src/store/; search/ reaches storage only through this interface.
 #pragma once
 #include <cstddef>

@@ -1,5 +1,4 @@
 #include "ingest/demo.hpp"
-#include "search/note_index.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -232,7 +231,6 @@ DemoData build_demo(long long user_id, int notes, unsigned seed) {
         n.flags = d.flags;
         n.attachments = local_attachments(user_id, n.id, d.links);
         n.plain_text = std::move(d.plain_text);
-        add_search_fields(n);
         data.notes.push_back(std::move(n));
     }
     for (CollectionInput& c : data.collections)

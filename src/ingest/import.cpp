@@ -1,5 +1,4 @@
 #include "ingest/import.hpp"
-#include "search/note_index.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,8 +94,8 @@ public:
           batch_bytes_(opt.batch_bytes), report_(report), collections_(std::move(collections)), progress_(opt.progress, total) {}
 
     void add(NoteInput note) {
-        bytes_ += note.content.size() + note.plain_text.size() + note.title_terms.size() +
-                  note.body_terms.size();
+        // The store derives the terms while it writes the batch: about the plain text's size.
+        bytes_ += note.content.size() + 2 * note.plain_text.size();
         notes_.push_back(std::move(note));
         if (notes_.size() >= batch_ || bytes_ >= batch_bytes_) flush();
     }
@@ -180,7 +179,6 @@ NoteInput make_note(long long user_id, std::string id, std::string content,
     n.flags = d.flags;
     n.collection_ids = std::move(collection_ids);
     n.plain_text = std::move(d.plain_text);
-    add_search_fields(n);
     return n;
 }
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <mutex>
 
-#include "search/text.hpp"
+#include "index/text.hpp"
 
 namespace notesd {
 namespace {

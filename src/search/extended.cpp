@@ -8,7 +8,7 @@
 #include "base/util.hpp"
 #include "index/search_index.hpp"
 #include "search/query.hpp"
-#include "search/text.hpp"
+#include "index/text.hpp"
 #include "search/topk.hpp"
 
 namespace notesd {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "search/text.hpp"
+#include "index/text.hpp"
 
 namespace notesd {
 

@@ -3,7 +3,7 @@
 #include <deque>
 #include <unordered_map>
 
-#include "search/text.hpp"
+#include "index/text.hpp"
 
 namespace notesd {
 namespace {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "index/note_index.hpp"
 #include "index/postings_format.hpp"
 #include "base/util.hpp"
 
@@ -147,7 +148,7 @@ void bind_uuid_list(Prep& q, SearchParams& p, std::vector<std::string>& names) {
 // One note by id. (An IN list here would let SQLite, without statistics, prefer scanning the
 // user's range of the covering notes_by_created index over seeking each id.)
 const char kIndexedNoteSql[] =
-    "SELECT n.uuid, n.updated_us, t.title_terms, t.body_terms FROM notes n JOIN note_text t ON "
+    "SELECT n.uuid, n.updated_us, n.title, t.plain_text FROM notes n JOIN note_text t ON "
     "t.note_id = n.id WHERE n.user_id = :u AND n.uuid = :uuid";
 
 std::string hit_columns_sql(bool with_content) {
@@ -232,8 +233,8 @@ soci::statement& RowIndexStatements::collection_notes() {
 soci::statement& RowIndexStatements::indexed_note() {
     return prepared(indexed_note_, [&] {
         return Prep(session, kIndexedNoteSql)
-            .out(indexed_row.id).out(indexed_row.updated_us).out(indexed_row.title_terms)
-            .out(indexed_row.body_terms).in(params.user_id, "u").in(params.note_uuid, "uuid")
+            .out(indexed_row.id).out(indexed_row.updated_us).out(indexed_title)
+            .out(indexed_plain_text).in(params.user_id, "u").in(params.note_uuid, "uuid")
             .done();
     });
 }
@@ -488,7 +489,10 @@ std::vector<IndexedNote> RowIndex::indexed_notes(long long user_id,
         const std::optional<std::string> c = parse_uuid(id);
         if (!c) continue;
         q.params.note_uuid = *c;
-        if (fetch_one(q.indexed_note())) out.push_back(q.indexed_row);
+        if (!fetch_one(q.indexed_note())) continue;
+        NoteTerms terms = note_terms(q.indexed_title, q.indexed_plain_text);
+        out.push_back(IndexedNote{q.indexed_row.id, q.indexed_row.updated_us,
+                                  std::move(terms.title_terms), std::move(terms.body_terms)});
     }
     return out;
 }

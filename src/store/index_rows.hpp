@@ -84,6 +84,7 @@ struct RowIndexStatements {
     std::string term_row;
     PostingBatch batch;
     IndexedNote indexed_row;
+    std::string indexed_title, indexed_plain_text;  // what indexed_row's terms are derived from
     NoteRow hit_row;
     std::string hit_plain_text;
     SnapshotRecord snapshot_row;

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "index/note_index.hpp"
 #include "index/postings_format.hpp"
 #include "base/util.hpp"
 
@@ -188,8 +189,9 @@ std::vector<IndexedNote> SqliteIndex::indexed_notes(long long user_id,
         if (!c) continue;
         st.bind(1, user_id).bind(2, *c);
         if (!st.step()) continue;
-        out.push_back(IndexedNote{std::string(st.text(0)), st.i64(1), std::string(st.text(2)),
-                                  std::string(st.text(3))});
+        NoteTerms terms = note_terms(st.text(2), st.text(3));
+        out.push_back(IndexedNote{std::string(st.text(0)), st.i64(1), std::move(terms.title_terms),
+                                  std::move(terms.body_terms)});
         st.reset();
     }
     return out;

@@ -1,5 +1,5 @@
 // SociStore::check_user (notesctl check): the maintained counts against a recount, and the
-// search index against a rebuild from the stored terms (note_text), under the user's writer
+// search index against a rebuild from the stored title and plain text, under the user's writer
 // lock so that both sides describe one state; a strategy's read-optimised copy of the postings
 // is compared with the rows by the strategy itself (IndexStrategy::check_packed_copy).
 // Nothing is written.
@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "index/note_index.hpp"
 #include "index/postings_format.hpp"
 #include "store/segments.hpp"
 #include "store/soci_stmt.hpp"
@@ -79,15 +80,13 @@ public:
     Rebuilt rebuild() {
         Rebuilt r;
         long long last = 0, lim = 1000, id = 0, updated = 0, created = 0, flags = 0;
-        long long tlen = 0, blen = 0;
-        std::string uuid, tt, bt;
+        std::string uuid, title, plain;
         soci::statement page =
-            Prep(sql_, "SELECT n.id, n.uuid, n.updated_us, n.created_us, n.flags, n.title_len, "
-                       "n.body_len, t.title_terms, t.body_terms FROM notes n JOIN note_text t ON "
-                       "t.note_id = n.id WHERE n.user_id = :u AND n.id > :last ORDER BY n.id" +
-                       d_.limit_clause())
-                .out(id).out(uuid).out(updated).out(created).out(flags).out(tlen).out(blen)
-                .out(tt).out(bt).in(u_, "u").in(last, "last").in(lim, "lim").done();
+            Prep(sql_, "SELECT n.id, n.uuid, n.updated_us, n.created_us, n.flags, n.title, "
+                       "t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id WHERE "
+                       "n.user_id = :u AND n.id > :last ORDER BY n.id" + d_.limit_clause())
+                .out(id).out(uuid).out(updated).out(created).out(flags).out(title).out(plain)
+                .in(u_, "u").in(last, "last").in(lim, "lim").done();
         for (long long seen = lim; seen == lim;) {
             seen = 0;
             page.execute();
@@ -95,14 +94,15 @@ public:
                 ++seen;
                 last = id;
                 ++r.notes;
-                r.title_tokens += tlen;
-                r.body_tokens += blen;
+                const NoteTerms a = note_terms(title, plain);
+                r.title_tokens += a.title_len;
+                r.body_tokens += a.body_len;
                 long long hi = 0, lo = 0;
                 detail::uuid_halves(uuid, hi, lo);
-                for (const detail::TermCount& t : detail::count_terms(tt, bt))
+                for (const detail::TermCount& t : detail::count_terms(a.title_terms, a.body_terms))
                     r.postings[t.term].add(posting_row(updated, hi, lo, created, flags,
                                                        pack_pair(t.title_tf, t.body_tf),
-                                                       pack_pair(tlen, blen), t.pos));
+                                                       pack_pair(a.title_len, a.body_len), t.pos));
             }
         }
         return r;

@@ -33,7 +33,7 @@ long long SociStore::fold_rows(long long user_id) {
     // The notes not live in a segment: their postings are the rows.
     std::vector<long long> pending;
     long long id = 0, updated = 0, created = 0, flags = 0, tlen = 0, blen = 0;
-    std::string uuid, tt, bt;
+    std::string uuid, title, plain;
     soci::statement keys = Prep(sql_, "SELECT id, uuid, updated_us FROM notes WHERE user_id = :u")
                                .out(id).out(uuid).out(updated).in(u, "u").done();
     keys.execute();
@@ -45,9 +45,9 @@ long long SociStore::fold_rows(long long user_id) {
     detail::end_read(keys);
     soci::statement note =
         Prep(sql_, "SELECT n.uuid, n.updated_us, n.created_us, n.flags, n.title_len, n.body_len, "
-                   "t.title_terms, t.body_terms FROM notes n JOIN note_text t ON t.note_id = n.id "
+                   "n.title, t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id "
                    "WHERE n.id = :id")
-            .out(uuid).out(updated).out(created).out(flags).out(tlen).out(blen).out(tt).out(bt)
+            .out(uuid).out(updated).out(created).out(flags).out(tlen).out(blen).out(title).out(plain)
             .in(id, "id").done();
     SegmentBuilder builder;
     for (std::size_t i = 0; i < pending.size(); ++i) {
@@ -56,7 +56,7 @@ long long SociStore::fold_rows(long long user_id) {
         SegmentNote n{updated, 0, 0, created, flags, tlen, blen};
         detail::uuid_halves(uuid, n.uid_hi, n.uid_lo);
         std::vector<SegmentTerm> terms;
-        for (detail::TermCount& t : detail::count_terms(tt, bt))
+        for (detail::TermCount& t : detail::count_stored_terms(title, plain))
             terms.push_back(SegmentTerm{std::move(t.term), t.title_tf, t.body_tf, std::move(t.pos)});
         builder.add(n, std::move(terms));
         if (builder.notes() == kFoldNotes || i + 1 == pending.size()) segments_.flush(user_id, builder);

@@ -19,9 +19,9 @@ namespace {
 
 constexpr const char* kTrashedInsertSql =
     "INSERT INTO trashed_notes (user_id, uuid, trashed_us, version, title, snippet, content, "
-    "created_us, updated_us, flags, collection_uuids, attachments, title_terms, body_terms, "
-    "title_len, body_len, plain_text) VALUES (:u, :uuid, :trashed, :version, :title, :snippet, "
-    ":content, :created, :updated, :flags, :colls, :atts, :tterms, :bterms, :tlen, :blen, :plain)";
+    "created_us, updated_us, flags, collection_uuids, attachments, plain_text) VALUES (:u, :uuid, "
+    ":trashed, :version, :title, :snippet, :content, :created, :updated, :flags, :colls, :atts, "
+    ":plain)";
 
 // A trashed note's attachments as length-prefixed fields ("36:<uuid>5:image9:<target>"...): a
 // target is whatever the markdown said, so no separator character is safe.
@@ -80,10 +80,6 @@ NoteInput input_of(const StoredNoteRow& r, const std::string& uuid) {
     n.updated_us = r.updated_us;
     n.flags = static_cast<int>(r.flags);
     n.collection_ids = split_list(r.collection_uuids, ',');
-    n.title_terms = r.title_terms;
-    n.body_terms = r.body_terms;
-    n.title_len = r.title_len;
-    n.body_len = r.body_len;
     n.plain_text = r.plain_text;
     return n;
 }
@@ -92,28 +88,25 @@ NoteInput input_of(const StoredNoteRow& r, const std::string& uuid) {
 
 NoteStatements::NoteStatements(soci::session& s)
     : live_note(Prep(s, "SELECT id, version, title, snippet, content, created_us, updated_us, "
-                        "flags, collection_uuids, title_len, body_len FROM notes WHERE "
+                        "flags, collection_uuids FROM notes WHERE "
                         "user_id = :u AND uuid = :uuid")
                     .out(row.row_id).out(row.version).out(row.title).out(row.snippet)
                     .out(row.content).out(row.created_us).out(row.updated_us).out(row.flags)
-                    .out(row.collection_uuids).out(row.title_len).out(row.body_len)
+                    .out(row.collection_uuids)
                     .in(user_id, "u").in(note_uuid, "uuid").done()),
-      live_note_text(Prep(s, "SELECT title_terms, body_terms, plain_text FROM note_text WHERE "
-                             "note_id = :id")
-                         .out(row.title_terms).out(row.body_terms).out(row.plain_text)
+      live_note_text(Prep(s, "SELECT plain_text FROM note_text WHERE note_id = :id")
+                         .out(row.plain_text)
                          .in(row.row_id, "id").done()),
       live_attachments(Prep(s, "SELECT uuid, kind, target FROM attachments WHERE note_id = :id "
                                "ORDER BY id")
                            .out(attachment_uuid).out(attachment_kind).out(attachment_target)
                            .in(row.row_id, "id").done()),
       trashed_note(Prep(s, "SELECT trashed_us, version, title, snippet, content, created_us, "
-                           "updated_us, flags, collection_uuids, attachments, title_terms, "
-                           "body_terms, title_len, body_len, plain_text FROM trashed_notes WHERE "
-                           "user_id = :u AND uuid = :uuid")
+                           "updated_us, flags, collection_uuids, attachments, plain_text FROM "
+                           "trashed_notes WHERE user_id = :u AND uuid = :uuid")
                        .out(row.trashed_us).out(row.version).out(row.title).out(row.snippet)
                        .out(row.content).out(row.created_us).out(row.updated_us).out(row.flags)
-                       .out(row.collection_uuids).out(row.attachments).out(row.title_terms)
-                       .out(row.body_terms).out(row.title_len).out(row.body_len)
+                       .out(row.collection_uuids).out(row.attachments)
                        .out(row.plain_text).in(user_id, "u").in(note_uuid, "uuid").done()),
       trashed_exists(Prep(s, "SELECT trashed_us FROM trashed_notes WHERE user_id = :u AND "
                              "uuid = :uuid")
@@ -124,9 +117,7 @@ NoteStatements::NoteStatements(soci::session& s)
                          .in(row.snippet, "snippet").in(row.content, "content")
                          .in(row.created_us, "created").in(row.updated_us, "updated")
                          .in(row.flags, "flags").in(row.collection_uuids, "colls")
-                         .in(row.attachments, "atts").in(row.title_terms, "tterms")
-                         .in(row.body_terms, "bterms").in(row.title_len, "tlen")
-                         .in(row.body_len, "blen").in(row.plain_text, "plain").done()),
+                         .in(row.attachments, "atts").in(row.plain_text, "plain").done()),
       trashed_delete(Prep(s, "DELETE FROM trashed_notes WHERE user_id = :u AND uuid = :uuid")
                          .in(user_id, "u").in(note_uuid, "uuid").done()),
       trashed_ids(Prep(s, "SELECT uuid FROM trashed_notes WHERE user_id = :u ORDER BY "
@@ -181,10 +172,6 @@ void insert_trashed_note(NoteStatements& s, long long user_id, const NoteState& 
     r.flags = in.flags;
     r.collection_uuids = join_list(in.collection_ids, ',');
     r.attachments = encode_attachments(in.attachments);
-    r.title_terms = in.title_terms;
-    r.body_terms = in.body_terms;
-    r.title_len = in.title_len;
-    r.body_len = in.body_len;
     r.plain_text = in.plain_text;
     exec(s.trashed_insert);
 }

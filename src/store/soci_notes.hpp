@@ -22,10 +22,10 @@ struct NoteState {
 /// The columns of a live note (notes and note_text) or of a trashed_notes row.
 struct StoredNoteRow {
     long long row_id = 0, version = 0, created_us = 0, updated_us = 0, flags = 0;
-    long long title_len = 0, body_len = 0, trashed_us = 0;
+    long long trashed_us = 0;
     std::string title, snippet, content, collection_uuids, audio_uuids;
     std::string attachments;  ///< a trashed note's attachments (encode_attachments)
-    std::string title_terms, body_terms, plain_text;
+    std::string plain_text;
 };
 
 /// Statements of the note roles; prepared together on first use.

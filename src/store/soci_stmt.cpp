@@ -227,14 +227,11 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
                       .in(collection_uuids, "colls").in(audio_uuids, "audios").in(content_hash, "hash")
                       .in(title_len, "tlen").in(body_len, "blen").in(version, "version")
                       .in(row_id, "id").done()),
-      text_insert(Prep(s, "INSERT INTO note_text (note_id, user_id, title_terms, body_terms, "
-                          "plain_text) VALUES (:id, :u, :tterms, :bterms, :plain)")
-                      .in(row_id, "id").in(user_id, "u").in(title_terms, "tterms").in(body_terms, "bterms")
-                      .in(plain_text, "plain").done()),
-      text_update(Prep(s, "UPDATE note_text SET title_terms = :tterms, body_terms = :bterms, "
-                          "plain_text = :plain WHERE note_id = :id")
-                      .in(title_terms, "tterms").in(body_terms, "bterms").in(plain_text, "plain")
-                      .in(row_id, "id").done()),
+      text_insert(Prep(s, "INSERT INTO note_text (note_id, user_id, plain_text) VALUES (:id, :u, "
+                          ":plain)")
+                      .in(row_id, "id").in(user_id, "u").in(plain_text, "plain").done()),
+      text_update(Prep(s, "UPDATE note_text SET plain_text = :plain WHERE note_id = :id")
+                      .in(plain_text, "plain").in(row_id, "id").done()),
       text_delete(Prep(s, "DELETE FROM note_text WHERE note_id = :id").in(row_id, "id").done()),
       links_delete(Prep(s, "DELETE FROM note_collections WHERE note_id = :id").in(row_id, "id").done()),
       link_insert(Prep(s, "INSERT INTO note_collections (collection_id, note_id, note_uuid, "
@@ -254,10 +251,10 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
                         "body_tokens = body_tokens + :dbt WHERE id = :u")
                     .in(notes_delta, "dn").in(collections_delta, "dc").in(title_tokens_delta, "dtt").in(body_tokens_delta, "dbt").in(user_id, "u").done()),
       note_delete(Prep(s, "DELETE FROM notes WHERE id = :id").in(row_id, "id").done()),
-      note_stored_index(Prep(s, "SELECT t.title_terms, t.body_terms, n.title_len, n.body_len, "
+      note_stored_index(Prep(s, "SELECT n.title, t.plain_text, n.title_len, n.body_len, "
                              "n.created_us, n.updated_us, n.flags FROM notes n JOIN note_text t "
                              "ON t.note_id = n.id WHERE n.id = :id")
-                         .out(old_title_terms).out(old_body_terms).out(old_title_len)
+                         .out(old_title).out(old_plain_text).out(old_title_len)
                          .out(old_body_len).out(old_created_us).out(old_updated_us).out(old_flags)
                          .in(row_id, "id").done()),
       posting_delete(Prep(s, "DELETE FROM postings WHERE user_id = :u AND term = :term AND "

@@ -141,7 +141,7 @@ struct WriteStatements {
     long long user_id = 0, row_id = 0, inserted_id = 0;
     long long created_us = 0, updated_us = 0, flags = 0, version = 0;
     std::string note_uuid, title, snippet, content, collection_uuids, audio_uuids, content_hash;
-    std::string title_terms, body_terms, plain_text;
+    std::string plain_text;
     long long title_len = 0, body_len = 0;
     std::string collection_uuid, description;
     soci::indicator description_ind = soci::i_ok;
@@ -155,8 +155,8 @@ struct WriteStatements {
     long long found_version = 0, found_flags = 0;
     std::string found_title, found_description, found_hash;
     soci::indicator found_description_ind = soci::i_ok;
-    // the stored index of a note about to change (note_stored_index)
-    std::string old_title_terms, old_body_terms;
+    // the indexed fields of a note about to change (note_stored_index)
+    std::string old_title, old_plain_text;
     long long old_title_len = 0, old_body_len = 0, old_created_us = 0, old_updated_us = 0;
     long long old_flags = 0;
     // one postings row's key / one term_df change
@@ -187,9 +187,11 @@ struct TermCount {
     std::string pos;  ///< encode_positions of its title and body positions
 };
 
-/// The distinct terms of two space-joined stored fields with their counts and positions,
+/// The distinct terms of two space-joined term strings with their counts and positions,
 /// sorted bytewise.
 std::vector<TermCount> count_terms(const std::string& title_terms, const std::string& body_terms);
+/// count_terms of a stored note: the terms its title and plain text analyse into.
+std::vector<TermCount> count_stored_terms(const std::string& title, const std::string& plain_text);
 
 /// A NoteInput checked and canonicalised before its transaction starts.
 struct NoteWrite {
@@ -197,6 +199,7 @@ struct NoteWrite {
     std::string id;                            // canonical uuid
     long long hi = 0, lo = 0;                  // uuid_halves(id)
     std::vector<TermCount> terms;              // distinct title and body terms, sorted
+    long long title_len = 0, body_len = 0;     // the fields' lengths in terms
     std::vector<std::string> collections;      // canonical, de-duplicated, in input order
     std::vector<std::string> attachment_ids;   // canonical, parallel to in->attachments
     std::string collections_text, audio_text;  // the denormalised columns

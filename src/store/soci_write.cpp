@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "index/note_index.hpp"
 #include "index/positions.hpp"
 #include "index/postings_format.hpp"
 #include "store/soci_stmt.hpp"
@@ -105,6 +106,11 @@ std::vector<TermCount> count_terms(const std::string& title, const std::string& 
     return out;
 }
 
+std::vector<TermCount> count_stored_terms(const std::string& title, const std::string& plain_text) {
+    const NoteTerms t = note_terms(title, plain_text);
+    return count_terms(t.title_terms, t.body_terms);
+}
+
 }  // namespace detail
 
 namespace {
@@ -133,11 +139,11 @@ NoteWrite prepare_note(const NoteInput& n) {
     note.collections_text = detail::join_list(note.collections, ',');
     note.audio_text = detail::join_list(audio, ',');
     detail::uuid_halves(note.id, note.hi, note.lo);
-    need_utf8(n.title_terms, "note title terms");
-    need_utf8(n.body_terms, "note body terms");
     need_utf8(n.plain_text, "note plain text");
-    if (n.title_len < 0 || n.body_len < 0) throw std::invalid_argument("negative term count");
-    note.terms = count_terms(n.title_terms, n.body_terms);
+    const NoteTerms analysed = note_terms(n.title, n.plain_text);
+    note.terms = count_terms(analysed.title_terms, analysed.body_terms);
+    note.title_len = analysed.title_len;
+    note.body_len = analysed.body_len;
     std::string s = "notesd-note-v2|";
     field(s, n.title);
     field(s, n.snippet);
@@ -151,11 +157,12 @@ NoteWrite prepare_note(const NoteInput& n) {
         field(s, detail::attachment_kind_name(n.attachments[i].kind));
         field(s, n.attachments[i].target);
     }
-    // The index fields count too: a re-analysis of the same note is an update.
-    field(s, n.title_terms);
-    field(s, n.body_terms);
-    field(s, std::to_string(n.title_len));
-    field(s, std::to_string(n.body_len));
+    // The index fields count too: a note analysed differently (another version's analysis) is
+    // an update.
+    field(s, analysed.title_terms);
+    field(s, analysed.body_terms);
+    field(s, std::to_string(analysed.title_len));
+    field(s, std::to_string(analysed.body_len));
     field(s, n.plain_text);
     note.hash = sha256_hex(s);
     return note;
@@ -226,10 +233,8 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     w.collection_uuids = n.collections_text;
     w.audio_uuids = n.audio_text;
     w.content_hash = n.hash;
-    w.title_terms = in.title_terms;
-    w.body_terms = in.body_terms;
-    w.title_len = in.title_len;
-    w.body_len = in.body_len;
+    w.title_len = n.title_len;
+    w.body_len = n.body_len;
     w.plain_text = in.plain_text;
     w.version = n.version ? *n.version : stored_version + 1;
     if (existed) {
@@ -262,7 +267,7 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     if (existed) {
         w.row_id = note_id;
         if (!fetch_one(w.note_stored_index)) throw std::runtime_error("note vanished while indexing");
-        old_terms = count_terms(w.old_title_terms, w.old_body_terms);
+        old_terms = detail::count_stored_terms(w.old_title, w.old_plain_text);
         delta.title_tokens -= w.old_title_len;
         delta.body_tokens -= w.old_body_len;
         old_updated = w.old_updated_us;
@@ -273,7 +278,7 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     }
     static const std::vector<TermCount> kNone;
     const std::vector<TermCount>& new_terms = n ? n->terms : kNone;
-    const long long new_lens = n ? pack_pair(n->in->title_len, n->in->body_len) : 0;
+    const long long new_lens = n ? pack_pair(n->title_len, n->body_len) : 0;
     // A note leaving a segment, or going into one, has every posting written anew.
     const bool moved = !n || in_segment || delta.to_segment || old_updated != n->in->updated_us ||
                        old_created != n->in->created_us || old_flags != n->in->flags ||
@@ -288,8 +293,8 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
         if ((!same || moved) && !in_segment) delta.remove(detail::PostingKey{t.term, old_updated, hi, lo});
     }
     if (!n) return;
-    delta.title_tokens += n->in->title_len;
-    delta.body_tokens += n->in->body_len;
+    delta.title_tokens += n->title_len;
+    delta.body_tokens += n->body_len;
     if (delta.to_segment) {  // the whole note into the segment (a later version replaces it)
         std::vector<SegmentTerm> terms;
         terms.reserve(new_terms.size());
@@ -299,7 +304,7 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
             terms.push_back(SegmentTerm{t.term, t.title_tf, t.body_tf, t.pos});
         }
         delta.segment.add(SegmentNote{n->in->updated_us, hi, lo, n->in->created_us, n->in->flags,
-                                      n->in->title_len, n->in->body_len},
+                                      n->title_len, n->body_len},
                           std::move(terms));
         return;
     }
@@ -492,14 +497,14 @@ void SociStore::rebuild_postings() {
     detail::PostingInserts postings(sql_);
     long long last = 0, lim = 1000, id = 0, user = 0, updated = 0, created = 0, flags = 0;
     long long tlen = 0, blen = 0;
-    std::string uuid, tt, bt;
+    std::string uuid, title, plain;
     soci::statement page = detail::Prep(sql_, "SELECT n.id, n.user_id, n.uuid, n.updated_us, "
                                               "n.created_us, n.flags, n.title_len, n.body_len, "
-                                              "t.title_terms, t.body_terms FROM notes n JOIN "
+                                              "n.title, t.plain_text FROM notes n JOIN "
                                               "note_text t ON t.note_id = n.id WHERE n.id > :last "
                                               "ORDER BY n.id" + dialect_->limit_clause())
                                .out(id).out(user).out(uuid).out(updated).out(created).out(flags)
-                               .out(tlen).out(blen).out(tt).out(bt).in(last, "last").in(lim, "lim")
+                               .out(tlen).out(blen).out(title).out(plain).in(last, "last").in(lim, "lim")
                                .done();
     for (;;) {
         std::vector<Row> rows;
@@ -510,7 +515,7 @@ void SociStore::rebuild_postings() {
             last = id;
             long long hi = 0, lo = 0;
             detail::uuid_halves(uuid, hi, lo);
-            for (TermCount& t : count_terms(tt, bt))
+            for (TermCount& t : detail::count_stored_terms(title, plain))
                 rows.push_back(Row{user, detail::PostingKey{t.term, updated, hi, lo}, id, created,
                                    flags, pack_pair(t.title_tf, t.body_tf),
                                    pack_pair(tlen, blen), std::move(t.pos)});

@@ -34,7 +34,7 @@ struct NotesFixture : StoreFixture {
     }
 };
 
-// A note with hand-made index fields (title: its first word; body: the rest).
+// A note whose title and plain text are the given words (the store analyses them).
 NoteInput note(const std::string& id, const std::string& title, const std::string& body,
                long long created, long long updated, std::vector<std::string> colls = {}) {
     NoteInput n;
@@ -45,10 +45,6 @@ NoteInput note(const std::string& id, const std::string& title, const std::strin
     n.created_us = created;
     n.updated_us = updated;
     n.collection_ids = std::move(colls);
-    n.title_terms = title;
-    n.body_terms = body;
-    n.title_len = 1;
-    n.body_len = static_cast<long long>(std::count(body.begin(), body.end(), ' ') + 1);
     n.plain_text = body;
     n.attachments.push_back(Attachment{stable_uuid("att:" + id), AttachmentKind::Image, "a b.png"});
     n.attachments.push_back(Attachment{stable_uuid("aud:" + id), AttachmentKind::Audio, "x:1:2.m4a"});
@@ -325,7 +321,7 @@ BOOST_FIXTURE_TEST_CASE(check_user_finds_damage, NotesFixture) {
     const std::string box = new_uuid();
     std::vector<NoteInput> notes;
     for (int i = 0; i < 80; ++i)
-        notes.push_back(note(new_uuid(), "common", "shared words " + std::to_string(i), 10 + i, 100 + i, {box}));
+        notes.push_back(note(new_uuid(), "common", "shared word " + std::to_string(i), 10 + i, 100 + i, {box}));
     // batches below detail::kSegmentMinNotes: postings rows, not a segment
     const std::size_t half = notes.size() / 2;
     static_assert(40 < notesd::detail::kSegmentMinNotes);
@@ -352,11 +348,11 @@ BOOST_FIXTURE_TEST_CASE(check_user_finds_damage, NotesFixture) {
     damaged("UPDATE collections SET note_count = note_count + 1 WHERE uuid = '" + box + "'",
             "UPDATE collections SET note_count = note_count - 1 WHERE uuid = '" + box + "'",
             "collections.note_count of " + box);
-    const std::string term_is = " WHERE user_id = " + std::to_string(u) + " AND term = 'words'";
+    const std::string term_is = " WHERE user_id = " + std::to_string(u) + " AND term = 'word'";
     damaged("UPDATE term_df SET df = df + 1" + term_is, "UPDATE term_df SET df = df - 1" + term_is,
-            "term_df of 'words'");
+            "term_df of 'word'");
     damaged("UPDATE postings SET tfs = tfs + 1" + term_is, "UPDATE postings SET tfs = tfs - 1" + term_is,
-            "postings of term 'words'");
+            "postings of term 'word'");
     if (sqlite()) {
         // A block that no longer reads as its rows (the rows changed, the block stayed).
         const std::string rows_of = " WHERE user_id = " + std::to_string(u) + " AND term = 'common'";
@@ -370,9 +366,9 @@ BOOST_FIXTURE_TEST_CASE(check_user_finds_damage, NotesFixture) {
     BOOST_CHECK_EQUAL(c.segments, 1);
     BOOST_CHECK(store->check_user(u).empty());
     const std::string blocks_of = " WHERE user_id = " + std::to_string(u);
-    damaged("UPDATE segment_blocks SET term = 'wordz'" + blocks_of + " AND term = 'words'",
-            "UPDATE segment_blocks SET term = 'words'" + blocks_of + " AND term = 'wordz'",
-            "postings of term 'words'");
+    damaged("UPDATE segment_blocks SET term = 'wordz'" + blocks_of + " AND term = 'word'",
+            "UPDATE segment_blocks SET term = 'word'" + blocks_of + " AND term = 'wordz'",
+            "postings of term 'word'");
     damaged("UPDATE index_segments SET live_count = live_count + 1" + blocks_of,
             "UPDATE index_segments SET live_count = live_count - 1" + blocks_of, "live count");
     damaged("INSERT INTO postings (user_id, term, updated_us, uid_hi, uid_lo, note_id, created_us, "

@@ -17,7 +17,7 @@
 #include "api/json_io.hpp"
 #include "expect_error.hpp"
 #include "index/positions.hpp"
-#include "search/note_index.hpp"
+#include "index/note_index.hpp"
 #include "store/store.hpp"
 #include "base/util.hpp"
 
@@ -41,10 +41,16 @@ std::vector<int> positions_of(const std::vector<std::string>& field, const std::
     return out;
 }
 
+// A note with the terms a store derives from its title and plain text.
+struct FakeNote : NoteInput {
+    std::string title_terms, body_terms;
+    long long title_len = 0, body_len = 0;
+};
+
 // The search roles over one user's notes; records what the handler does with them.
 class FakeSearchStore : public SearchStore {
 public:
-    std::vector<NoteInput> notes;
+    std::vector<FakeNote> notes;
     std::map<std::string, SnapshotRecord> snapshots;
     int read_depth = 0, reads_begun = 0;
     int writes_inside_read = 0, snapshots_saved = 0, finds = 0;
@@ -52,20 +58,24 @@ public:
 
     void add(const std::string& id, const std::string& title, const std::string& content,
              long long updated_us) {
-        NoteInput n;
+        FakeNote n;
         n.id = id;
         n.title = title;
         n.content = content;
         n.created_us = updated_us;
         n.updated_us = updated_us;
         n.plain_text = content;  // plain text already: no markdown to remove
-        add_search_fields(n);
+        NoteTerms t = note_terms(n.title, n.plain_text);
+        n.title_terms = std::move(t.title_terms);
+        n.body_terms = std::move(t.body_terms);
+        n.title_len = t.title_len;
+        n.body_len = t.body_len;
         notes.push_back(n);
     }
 
     SearchCorpus search_corpus(long long user_id) override {
         SearchCorpus c;
-        for (const NoteInput& n : mine(user_id)) {
+        for (const FakeNote& n : mine(user_id)) {
             ++c.notes;
             c.title_tokens += n.title_len;
             c.body_tokens += n.body_len;
@@ -81,7 +91,7 @@ public:
                                                                 const std::string& prefix,
                                                                 int limit) override {
         std::set<std::string> terms;
-        for (const NoteInput& n : mine(user_id))
+        for (const FakeNote& n : mine(user_id))
             for (const std::string& t : words(n.title_terms + " " + n.body_terms))
                 if (t.rfind(prefix, 0) == 0) terms.insert(t);
         std::vector<std::pair<std::string, long long>> out;
@@ -94,7 +104,7 @@ public:
     std::vector<TermPosting> term_postings(long long user_id, const std::string& term,
                                            const SearchFilter&, int limit, bool) override {
         std::vector<TermPosting> out;
-        for (const NoteInput& n : mine(user_id))
+        for (const FakeNote& n : mine(user_id))
             if (auto p = posting(n, term)) out.push_back(*p);
         std::sort(out.begin(), out.end(), [](const TermPosting& a, const TermPosting& b) {
             if (a.updated_us != b.updated_us) return a.updated_us > b.updated_us;
@@ -106,7 +116,7 @@ public:
     std::vector<TermPosting> postings_at(long long user_id, const std::string& term,
                                          const std::vector<PostingNote>& at) override {
         std::vector<TermPosting> out;
-        for (const NoteInput& n : mine(user_id))
+        for (const FakeNote& n : mine(user_id))
             if (auto p = posting(n, term))
                 for (const PostingNote& k : at)
                     if (k.updated_us == p->updated_us && k.uid_hi == p->uid_hi && k.uid_lo == p->uid_lo)
@@ -115,7 +125,7 @@ public:
     }
     std::vector<IndexedNote> indexed_notes(long long user_id, const std::vector<std::string>& ids) override {
         std::vector<IndexedNote> out;
-        for (const NoteInput& n : mine(user_id))
+        for (const FakeNote& n : mine(user_id))
             if (std::find(ids.begin(), ids.end(), n.id) != ids.end())
                 out.push_back(IndexedNote{n.id, n.updated_us, n.title_terms, n.body_terms});
         return out;
@@ -125,7 +135,7 @@ public:
         hit_requests.push_back(ids);
         std::vector<SearchHit> out;
         for (const std::string& id : ids)
-            for (const NoteInput& n : mine(user_id))
+            for (const FakeNote& n : mine(user_id))
                 if (n.id == id) {
                     NoteItem item;
                     item.id = n.id;
@@ -162,16 +172,16 @@ public:
     void end_read() noexcept override { --read_depth; }
 
 private:
-    std::vector<NoteInput> mine(long long user_id) const {
-        return user_id == kUser ? notes : std::vector<NoteInput>{};
+    std::vector<FakeNote> mine(long long user_id) const {
+        return user_id == kUser ? notes : std::vector<FakeNote>{};
     }
     long long df(long long user_id, const std::string& term) const {
         long long n = 0;
-        for (const NoteInput& note : mine(user_id))
+        for (const FakeNote& note : mine(user_id))
             if (posting(note, term)) ++n;
         return n;
     }
-    static std::optional<TermPosting> posting(const NoteInput& n, const std::string& term) {
+    static std::optional<TermPosting> posting(const FakeNote& n, const std::string& term) {
         const std::vector<int> title = positions_of(words(n.title_terms), term);
         const std::vector<int> body = positions_of(words(n.body_terms), term);
         if (title.empty() && body.empty()) return std::nullopt;

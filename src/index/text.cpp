@@ -1,4 +1,4 @@
-#include "search/text.hpp"
+#include "index/text.hpp"
 
 #include <libstemmer.h>
 #include <utf8proc.h>

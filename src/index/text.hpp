@@ -37,16 +37,16 @@ std::string fold_text(std::string_view text);
 /// Splits text into tokens with consecutive positions (one token per position). Never throws.
 std::vector<Token> analyze(std::string_view text, const AnalyzeOptions& opts = {});
 
-/// What is stored per note and field: the terms space-joined in position order, and their count.
+/// One field's analysed form: the terms space-joined in position order, and their count.
 struct FieldIndex {
     std::string terms;
     std::uint32_t length = 0;
 };
 
-/// Analyses one field (title or body) into its stored form.
+/// Analyses one field (title or body).
 FieldIndex index_field(std::string_view text, const AnalyzeOptions& opts = {});
 
-/// The terms of a stored term string, in position order (views into stored).
+/// The terms of a space-joined term string, in position order (views into it).
 std::vector<std::string_view> split_terms(std::string_view stored);
 
 /// Stems one folded word as analyze() does (unchanged when not eligible).

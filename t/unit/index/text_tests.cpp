@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "search/text.hpp"
+#include "index/text.hpp"
 
 using namespace notesd;
 
