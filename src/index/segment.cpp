@@ -217,7 +217,11 @@ void SegmentBuilder::add(const SegmentNote& note, std::vector<SegmentTerm> terms
     }
     notes_.push_back(note);
     dropped_.push_back(false);
-    for (SegmentTerm& t : terms) entries_.push_back(Entry{std::move(t), notes_.size() - 1});
+    for (SegmentTerm& t : terms) {
+        const auto [id, added] = term_ids_.try_emplace(t.term, static_cast<std::uint32_t>(terms_.size()));
+        if (added) terms_.push_back(std::move(t.term));
+        entries_.push_back(Entry{id->second, notes_.size() - 1, t.title_tf, t.body_tf, std::move(t.pos)});
+    }
 }
 
 std::string SegmentBuilder::finish(const BlockSink& sink) {
@@ -233,29 +237,33 @@ std::string SegmentBuilder::finish(const BlockSink& sink) {
         ordinal[order[i]] = static_cast<long long>(i);
         sorted.push_back(notes_[order[i]]);
     }
-    // Sorted by index: an Entry holds two strings, and moving them costs more than comparing.
-    std::vector<std::size_t> by_term;
-    by_term.reserve(entries_.size());
-    for (std::size_t i = 0; i < entries_.size(); ++i)
-        if (!dropped_[entries_[i].note]) by_term.push_back(i);
-    std::sort(by_term.begin(), by_term.end(), [&](std::size_t x, std::size_t y) {
-        const Entry& a = entries_[x];
-        const Entry& b = entries_[y];
-        if (int c = a.t.term.compare(b.t.term)) return c < 0;
-        return ordinal[a.note] < ordinal[b.note];
-    });
+    // The terms ranked bytewise once; the postings then sort by (rank, ordinal) integers.
+    std::vector<std::uint32_t> by_rank(terms_.size());
+    std::iota(by_rank.begin(), by_rank.end(), 0u);
+    std::sort(by_rank.begin(), by_rank.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return terms_[a] < terms_[b]; });
+    std::vector<std::uint32_t> rank(terms_.size());
+    for (std::uint32_t r = 0; r < by_rank.size(); ++r) rank[by_rank[r]] = r;
+    std::vector<std::pair<std::uint64_t, std::size_t>> keyed;  // (rank, ordinal) -> entry
+    keyed.reserve(entries_.size());
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+        const Entry& e = entries_[i];
+        if (dropped_[e.note]) continue;
+        keyed.emplace_back((std::uint64_t{rank[e.term]} << 32) | static_cast<std::uint64_t>(ordinal[e.note]), i);
+    }
+    std::sort(keyed.begin(), keyed.end());
     std::vector<SegmentPosting> postings;
-    for (std::size_t i = 0; i < by_term.size();) {
-        const std::string& term = entries_[by_term[i]].t.term;
+    for (std::size_t i = 0; i < keyed.size();) {
+        const std::uint64_t term_rank = keyed[i].first >> 32;
         std::size_t j = i;
         postings.clear();
-        for (; j < by_term.size() && entries_[by_term[j]].t.term == term; ++j) {
-            const Entry& e = entries_[by_term[j]];
+        for (; j < keyed.size() && (keyed[j].first >> 32) == term_rank; ++j) {
+            const Entry& e = entries_[keyed[j].second];
             if (!postings.empty() && postings.back().ordinal == ordinal[e.note])
                 throw std::invalid_argument("a segment note lists a term twice");
-            postings.push_back(SegmentPosting{ordinal[e.note], e.t.title_tf, e.t.body_tf, e.t.pos});
+            postings.push_back(SegmentPosting{ordinal[e.note], e.title_tf, e.body_tf, e.pos});
         }
-        emit_term(term, postings, sorted, sink);
+        emit_term(terms_[by_rank[term_rank]], postings, sorted, sink);
         i = j;
     }
     std::string out = encode_segment_notes(sorted);

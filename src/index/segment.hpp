@@ -16,10 +16,12 @@
 // Reading a term's blocks in order gives its postings in candidate order, as the postings rows'
 // primary key does; several segments merge by the same key.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -83,12 +85,17 @@ public:
 
 private:
     struct Entry {
-        SegmentTerm t;
-        std::size_t note = 0;  // index into notes_
+        std::uint32_t term = 0;  // index into terms_
+        std::size_t note = 0;    // index into notes_
+        long long title_tf = 0, body_tf = 0;
+        std::string pos;
     };
     std::vector<SegmentNote> notes_;
     std::vector<bool> dropped_;  // notes_ entries replaced by a later version
     std::vector<Entry> entries_;
+    // Each distinct term once: a batch's postings are sorted by the terms' ranks, not strings.
+    std::vector<std::string> terms_;
+    std::unordered_map<std::string, std::uint32_t> term_ids_;
     std::map<std::pair<long long, long long>, std::size_t> by_uuid_;  // uuid halves -> notes_
     std::size_t replaced_ = 0;
 };
