@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <unordered_map>
 
 namespace notesd {
 namespace detail {
@@ -156,12 +157,21 @@ void emit_cjk(std::vector<Token>& out, const Cp* cps, std::size_t n) {
 
 std::string stem_word(std::string_view w) {
     if (!detail::stem_eligible(w)) return std::string(w);
+    // Text repeats its words, and Snowball cost about a quarter of a note's analysis: the stems
+    // of recent words are kept per thread, the whole cache dropped when it is full.
+    constexpr std::size_t kCachedStems = 1 << 15;  // about 2.5 MB
+    thread_local std::unordered_map<std::string, std::string> cache;
+    std::string word(w);
+    if (auto it = cache.find(word); it != cache.end()) return it->second;
     sb_stemmer* st = detail::english_stemmer();
-    if (!st) return std::string(w);
+    if (!st) return word;
     const sb_symbol* r = sb_stemmer_stem(st, reinterpret_cast<const sb_symbol*>(w.data()),
                                          static_cast<int>(w.size()));
-    if (!r) return std::string(w);  // out of memory inside Snowball: fall back to the word itself
-    return std::string(reinterpret_cast<const char*>(r), static_cast<std::size_t>(sb_stemmer_length(st)));
+    if (!r) return word;  // out of memory inside Snowball: fall back to the word itself
+    std::string stem(reinterpret_cast<const char*>(r), static_cast<std::size_t>(sb_stemmer_length(st)));
+    if (cache.size() == kCachedStems) cache.clear();
+    cache.emplace(std::move(word), stem);
+    return stem;
 }
 
 std::string fold_text(std::string_view text) {

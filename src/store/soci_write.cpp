@@ -95,14 +95,19 @@ std::vector<TermCount> count_terms(const std::string& title, const std::string& 
     std::unordered_map<std::string_view, std::pair<std::vector<int>, std::vector<int>>> at;
     each_term(title, [&](std::string_view t, int p) { at[t].first.push_back(p); });
     each_term(body, [&](std::string_view t, int p) { at[t].second.push_back(p); });
+    // Sorted as views, then built in order: a TermCount holds two strings to move.
+    using Where = std::pair<std::vector<int>, std::vector<int>>;
+    std::vector<std::pair<std::string_view, const Where*>> sorted;
+    sorted.reserve(at.size());
+    for (const auto& [term, where] : at) sorted.emplace_back(term, &where);
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<TermCount> out;
-    out.reserve(at.size());
-    for (const auto& [term, where] : at)
-        out.push_back(TermCount{std::string(term), static_cast<long long>(where.first.size()),
-                                static_cast<long long>(where.second.size()),
-                                encode_positions(where.first, where.second)});
-    std::sort(out.begin(), out.end(),
-              [](const TermCount& a, const TermCount& b) { return a.term < b.term; });
+    out.reserve(sorted.size());
+    for (const auto& [term, where] : sorted)
+        out.push_back(TermCount{std::string(term), static_cast<long long>(where->first.size()),
+                                static_cast<long long>(where->second.size()),
+                                encode_positions(where->first, where->second)});
     return out;
 }
 
