@@ -7,7 +7,6 @@
 #include <unordered_map>
 
 #include "index/note_index.hpp"
-#include "index/positions.hpp"
 #include "index/postings_format.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
