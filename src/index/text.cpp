@@ -48,6 +48,16 @@ bool is_foldable_mark(Cp c) {
 // NFKD + case fold (reordered), strip accents, then canonical composition: NFKC-casefold
 // without accents. Composition matters for Hangul jamo and kana voicing marks.
 std::vector<Cp> fold_codepoints(std::string_view text) {
+    // All ASCII (most notes): the folding below changes only A-Z, so it is skipped (the unit
+    // test ascii_folds_the_same_on_both_paths holds the two paths to one answer).
+    if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+        std::vector<Cp> out(text.size());
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            const char c = text[i];
+            out[i] = c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+        }
+        return out;
+    }
     const std::string clean = sanitize_utf8(text);
     const auto opts = static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPAT |
                                                      UTF8PROC_DECOMPOSE | UTF8PROC_CASEFOLD |

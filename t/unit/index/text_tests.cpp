@@ -31,6 +31,22 @@ BOOST_AUTO_TEST_CASE(folds_case_accents_and_width) {
     BOOST_CHECK_EQUAL(fold_text("naïve \uFEFFx"), "naive x");       // BOM is default-ignorable
 }
 
+// Every ASCII character folds to itself, A-Z to a-z, whether the text is all ASCII (the fast
+// path) or not (utf8proc's full folding, which the appended "É" forces).
+BOOST_AUTO_TEST_CASE(ascii_folds_the_same_on_both_paths) {
+    std::string all;
+    for (int c = 0; c < 128; ++c) all.push_back(static_cast<char>(c));
+    std::string lower = all;
+    for (char& c : lower)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    BOOST_CHECK(fold_text(all) == lower);
+    BOOST_CHECK(fold_text(all + "\xC3\x89") == lower + "e");
+    for (const std::string s : {std::string("Hello, World! 42 x_y-z"), std::string("\t\nA\x7f\x01b")}) {
+        BOOST_CHECK(fold_text(s + "\xC3\x89") == fold_text(s) + "e");
+        BOOST_CHECK(terms(s + " \xC3\x89t\xC3\xA9") == [&] { V v = terms(s); v.push_back("ete"); return v; }());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(keeps_marks_that_distinguish_words) {
     // Stripping every mark would merge が with か and erase Hindi vowel signs.
     BOOST_CHECK_NE(fold_text("が"), fold_text("か"));
