@@ -2,7 +2,7 @@
 """Import benchmark: notesd's `notesctl import` against an SQLite FTS5 baseline, same notes.
 
     python3 tools/bench_import.py --srcdir SRC --builddir BUILD [--notes-per-user 100000]
-                                  [--users 1] [--runs 1] [--seed 1]
+                                  [--users 1] [--runs 1] [--seed 1] [--db SERVER]
 
 The notes are tools/gen_notes.py's (the generator of make bench), cached as .jsonl files in
 BUILD/bench-data/import-jsonl-*/. Every run imports them into fresh files in BUILD/bench-work/import/,
@@ -11,6 +11,9 @@ one engine after the other on the same machine state:
 - FTS5: Python's sqlite3, one `fts5(title, content, detail=full, tokenize='porter unicode61')`
   table fed row by row, committed every 1,000 notes like notesctl's batches (the file holds the
   notes' text too, as FTS5 keeps its content).
+With --db (a MariaDB or PostgreSQL connection string whose role may create `notesd_*` databases,
+as the e2e suite's), notesd imports into a fresh database `notesd_bench_import` on that server
+instead, dropped again afterwards; its size is the server's data and index bytes.
 It prints a Markdown table: seconds, notes/s, bytes on disk (the database files after the
 import) and bytes per note for each, and notesd's ratio to FTS5. bench.py calls fts5_import()
 on its own data too. Nothing asserts on timings; the numbers are for people.
@@ -26,6 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_backends  # noqa: E402
 import gen_notes  # noqa: E402
 
 FTS5_BATCH = 1000
@@ -67,15 +71,29 @@ def fts5_import(paths, db_path):
     return n, time.monotonic() - t0, db_bytes(db_path)
 
 
-def notesd_import(builddir, paths, db_path):
-    """`notesctl import` of each file as its own user into a fresh SQLite file; returns (notes,
-    seconds of the imports, bytes on disk)."""
-    folder = os.path.dirname(db_path)
-    for f in os.listdir(folder):
-        if f.startswith(os.path.basename(db_path)):
-            os.remove(os.path.join(folder, f))
+SERVER_DB = "notesd_bench_import"
+
+
+def fresh_database(srcdir, server, db_path):
+    """The connection string of an empty database: the SQLite file db_path, or SERVER_DB on
+    the server of the connection string `server`."""
+    if not server:
+        folder = os.path.dirname(db_path)
+        for f in os.listdir(folder):
+            if f.startswith(os.path.basename(db_path)):
+                os.remove(os.path.join(folder, f))
+        return "sqlite3://db=" + db_path
+    sdb = bench_backends._serverdb(srcdir)
+    sdb.drop_database(server, SERVER_DB)
+    sdb.client_sql(server, "CREATE DATABASE %s" % SERVER_DB)
+    return sdb.with_database(server, SERVER_DB)
+
+
+def notesd_import(builddir, paths, db_path, srcdir=".", server=None):
+    """`notesctl import` of each file as its own user into a fresh database (fresh_database);
+    returns (notes, seconds of the imports, bytes on disk)."""
     ctl = os.path.join(builddir, "notesctl")
-    conn = "sqlite3://db=" + db_path
+    conn = fresh_database(srcdir, server, db_path)
 
     def run(*args):
         subprocess.run([ctl, "--db", conn] + list(args), check=True, capture_output=True, text=True)
@@ -90,7 +108,11 @@ def notesd_import(builddir, paths, db_path):
         seconds += time.monotonic() - t0
         with open(path, encoding="utf-8") as f:
             n += sum(1 for line in f if '"type":"collection"' not in line)
-    return n, seconds, db_bytes(db_path)
+    if not server:
+        return n, seconds, db_bytes(db_path)
+    size = bench_backends.database_bytes(srcdir, conn)
+    bench_backends._serverdb(srcdir).drop_database(server, SERVER_DB)
+    return n, seconds, size
 
 
 def jsonl_files(a):
@@ -124,15 +146,18 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="2 users x 20,000 notes (bench.py --quick's data)")
+    ap.add_argument("--db", help="import into a fresh database on this MariaDB or PostgreSQL server")
     a = ap.parse_args(argv)
     if a.quick:
         a.users, a.notes_per_user = 2, 20000
     paths = jsonl_files(a)
     work = os.path.join(a.builddir, "bench-work", "import")
     os.makedirs(work, exist_ok=True)
-    results = {"notesd": [], "FTS5": []}
+    engine = "notesd (%s)" % bench_backends.backend_of(a.db) if a.db else "notesd"
+    results = {engine: [], "FTS5": []}
     for _ in range(a.runs):  # interleaved, so both engines see the same machine state
-        results["notesd"].append(notesd_import(a.builddir, paths, os.path.join(work, "notes.db")))
+        results[engine].append(notesd_import(a.builddir, paths, os.path.join(work, "notes.db"),
+                                             a.srcdir, a.db))
         results["FTS5"].append(fts5_import(paths, os.path.join(work, "fts5.db")))
     rows = []
     for engine, runs in results.items():

@@ -172,6 +172,18 @@ soci::statement& RowIndexStatements::term_df() {
     });
 }
 
+soci::statement& RowIndexStatements::term_dfs() {
+    return prepared(term_dfs_, [&] {
+        std::string sql = "SELECT term, df FROM term_df WHERE user_id = :u AND term IN (";
+        std::vector<std::string> names(kDfBatch);
+        for (std::size_t i = 0; i < kDfBatch; ++i) sql += (i ? ", :" : ":") + (names[i] = "d" + std::to_string(i));
+        Prep q(session, sql + ")");
+        q.out(term_row).out(df).in(params.user_id, "u");
+        for (std::size_t i = 0; i < kDfBatch; ++i) q.in(params.df_terms[i], names[i].c_str());
+        return q.done();
+    });
+}
+
 soci::statement& RowIndexStatements::prefix_terms(bool bounded) {
     return prepared(bounded ? prefix_bounded_ : prefix_open_, [&] {
         return Prep(session, std::string("SELECT term, df FROM term_df WHERE user_id = :u AND "
@@ -321,11 +333,19 @@ SearchCorpus RowIndex::search_corpus(long long user_id) {
 std::vector<long long> RowIndex::term_dfs(long long user_id, const std::vector<std::string>& terms) {
     RowIndexStatements& q = statements();
     q.params.user_id = user_id;
-    std::vector<long long> out;
-    out.reserve(terms.size());
-    for (const std::string& t : terms) {
-        q.params.term = t;
-        out.push_back(valid_utf8(t) && fetch_one(q.term_df()) ? q.df : 0);
+    std::vector<long long> out(terms.size(), 0);
+    std::vector<std::size_t> asked;  // the valid terms, kDfBatch a statement
+    for (std::size_t i = 0; i < terms.size(); ++i)
+        if (valid_utf8(terms[i])) asked.push_back(i);
+    for (std::size_t from = 0; from < asked.size(); from += kDfBatch) {
+        const std::size_t n = std::min(kDfBatch, asked.size() - from);
+        for (std::size_t k = 0; k < kDfBatch; ++k) q.params.df_terms[k] = terms[asked[from + std::min(k, n - 1)]];
+        soci::statement& st = q.term_dfs();
+        st.execute();
+        while (st.fetch())
+            for (std::size_t k = from; k < from + n; ++k)
+                if (terms[asked[k]] == q.term_row) out[asked[k]] = q.df;
+        end_read(st);
     }
     return out;
 }

@@ -27,6 +27,10 @@ constexpr std::size_t kPostingsBatch = 256;
 /// or the whole snapshot window (100); longer lists take several statements.
 constexpr std::size_t kHitsMax = 100;
 
+/// Terms whose document frequencies one statement reads (term_dfs: one round trip for a
+/// query's terms on the server backends).
+constexpr std::size_t kDfBatch = 16;
+
 /// One note's stored index fields by id (:u, :uuid).
 extern const char kIndexedNoteSql[];
 /// The columns of a search hit: list_notes' columns plus plain_text, ending where the
@@ -43,6 +47,8 @@ struct SearchParams {
     std::string term, prefix, prefix_end, note_uuid;
     /// The IN list of collection ids, padded by repeating a listed one.
     std::vector<long long> collection_ids = std::vector<long long>(kMaxCollectionFilter, 0);
+    /// The IN list of the term_dfs statement, padded by repeating a listed term.
+    std::vector<std::string> df_terms = std::vector<std::string>(kDfBatch);
     /// The IN list of the hits statements, padded by repeating a listed id.
     std::vector<std::string> note_uuids = std::vector<std::string>(kHitsMax);
     /// postings_at: the listed notes' (updated_us, uid_hi) pairs, padded.
@@ -61,6 +67,8 @@ struct RowIndexStatements {
     RowIndexStatements(soci::session& s, const Dialect& d) : session(s), dialect(d) {}
     soci::statement& corpus();
     soci::statement& term_df();
+    /// (term, df) of the listed df_terms the user has.
+    soci::statement& term_dfs();
     soci::statement& prefix_terms(bool bounded);
     /// The postings of :t, newest first. collections: 0, 1 or (padded) kMaxCollectionFilter
     /// checked through note_collections; by_collection: one collection (:coll) drives instead;
@@ -96,7 +104,7 @@ private:
         if (!slot) slot.emplace(build());
         return *slot;
     }
-    std::optional<soci::statement> corpus_, term_df_, prefix_bounded_, prefix_open_;
+    std::optional<soci::statement> corpus_, term_df_, term_dfs_, prefix_bounded_, prefix_open_;
     std::optional<soci::statement> postings_unfiltered_, postings_filtered_;
     std::optional<soci::statement> postings_in_collection_, postings_in_collections_;
     std::optional<soci::statement> postings_by_collection_, postings_at_, indexed_note_;

@@ -15,9 +15,9 @@ namespace notesd::detail {
 struct Segments::Statements {
     Statements(soci::session& s, const Dialect& d);
     long long user_id = 0, segment_id = 0, note_count = 0, live_count = 0;
-    long long first = 0, last = 0, inserted = 0;
+    long long inserted = 0;
     std::string term, notes, live, data;  // blobs in the dialect's form
-    soci::statement list, notes_of, insert_segment, insert_block, set_live;
+    soci::statement list, notes_of, insert_segment, set_live;
     soci::statement delete_blocks, delete_segment, segment_blocks;
 };
 
@@ -32,11 +32,6 @@ Segments::Statements::Statements(soci::session& s, const Dialect& d)
                              d.blob_value(":live") + ")")
                          .in(user_id, "u").in(note_count, "n").in(live_count, "l")
                          .in(notes, "notes").in(live, "live").returning_id(d, inserted).done()),
-      insert_block(Prep(s, "INSERT INTO segment_blocks (user_id, term, segment_id, first_ord, "
-                           "last_ord, data) VALUES (:u, :t, :s, :first, :last, " +
-                           d.blob_value(":data") + ")")
-                       .in(user_id, "u").in(term, "t").in(segment_id, "s").in(first, "first")
-                       .in(last, "last").in(data, "data").done()),
       set_live(Prep(s, "UPDATE index_segments SET live = " + d.blob_value(":live") +
                        ", live_count = :l WHERE id = :s")
                    .in(live, "live").in(live_count, "l").in(segment_id, "s").done()),
@@ -59,105 +54,10 @@ bool passes(const SegmentNote& n, const SearchFilter& f) {
     throw std::runtime_error("index segment " + std::to_string(segment_id) + ": malformed " + what);
 }
 
-// A term's blocks of all the user's segments, by segment and then in ordinal (candidate)
-// order; the same statement with SOCI's named placeholders and SQLite's numbered ones.
-constexpr const char* kTermBlocksSql =
-    "SELECT segment_id, data FROM segment_blocks WHERE user_id = :u AND term = :t ORDER BY "
-    "segment_id, first_ord";
-constexpr const char* kTermBlocksSqliteSql =
-    "SELECT segment_id, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 ORDER BY "
-    "segment_id, first_ord";
-// The block that holds ordinal ord if any does: the last one starting at or before it.
-constexpr const char* kBlockAtSql =
-    "SELECT last_ord, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 AND "
-    "segment_id = ?3 AND first_ord <= ?4 ORDER BY first_ord DESC LIMIT 1";
-
-class SociBlockReader final : public SegmentBlockReader {
-public:
-    SociBlockReader(soci::session& s, const Dialect& d) : session_(s), dialect_(d) {}
-    bool blocks(long long user_id, const std::string& term,
-                const std::function<bool(long long, std::string_view)>& fn) override {
-        if (!st_)
-            st_.emplace(Prep(session_, kTermBlocksSql).out(segment_).out(data_).in(user_, "u")
-                            .in(term_, "t").done());
-        user_ = user_id, term_ = term;
-        bool ok = true;
-        st_->execute();
-        while (st_->fetch())
-            if (!(ok = dialect_.blob_result(data_)) || !fn(segment_, data_)) break;
-        end_read(*st_);
-        return ok;
-    }
-    bool block_at(long long user_id, const std::string& term, long long segment_id, long long ord,
-                  const std::function<void(long long, std::string_view)>& fn) override {
-        if (!at_)
-            at_.emplace(Prep(session_, "SELECT last_ord, data FROM segment_blocks WHERE user_id = "
-                                       ":u AND term = :t AND segment_id = :s AND first_ord <= :o "
-                                       "ORDER BY first_ord DESC" + dialect_.limit_clause())
-                            .out(last_).out(data_).in(user_, "u").in(term_, "t")
-                            .in(segment_, "s").in(lo_, "o").in(one_, "lim").done());
-        user_ = user_id, term_ = term, segment_ = segment_id, lo_ = ord;
-        if (!fetch_one(*at_)) return false;
-        if (!dialect_.blob_result(data_)) throw std::runtime_error("malformed index segment block");
-        fn(last_, data_);
-        return true;
-    }
-    void drop_statements() override {
-        st_.reset();
-        at_.reset();
-    }
-
-private:
-    soci::session& session_;
-    const Dialect& dialect_;
-    std::optional<soci::statement> st_, at_;
-    long long user_ = 0, segment_ = 0, lo_ = 0, last_ = 0, one_ = 1;
-    std::string term_, data_;
-};
-
-class SqliteBlockReader final : public SegmentBlockReader {
-public:
-    explicit SqliteBlockReader(soci::session& s) : session_(s) {}
-    bool blocks(long long user_id, const std::string& term,
-                const std::function<bool(long long, std::string_view)>& fn) override {
-        SqliteStmt& st = prepared_once(session_, st_, kTermBlocksSqliteSql);
-        st.bind(1, user_id).bind(2, term);
-        while (st.step())
-            if (!fn(st.i64(0), st.blob(1))) {
-                st.reset();
-                break;
-            }
-        return true;
-    }
-    bool block_at(long long user_id, const std::string& term, long long segment_id, long long ord,
-                  const std::function<void(long long, std::string_view)>& fn) override {
-        SqliteStmt& st = prepared_once(session_, at_, kBlockAtSql);
-        st.bind(1, user_id).bind(2, term).bind(3, segment_id).bind(4, ord);
-        if (!st.step()) return false;
-        fn(st.i64(0), st.blob(1));
-        st.reset();
-        return true;
-    }
-    void drop_statements() override {
-        st_.reset();
-        at_.reset();
-    }
-
-private:
-    soci::session& session_;
-    std::unique_ptr<SqliteStmt> st_, at_;
-};
-
 }  // namespace
 
-std::unique_ptr<SegmentBlockReader> make_segment_block_reader(Backend backend, soci::session& s,
-                                                              const Dialect& d) {
-    if (backend == Backend::Sqlite) return std::make_unique<SqliteBlockReader>(s);
-    return std::make_unique<SociBlockReader>(s, d);
-}
-
 Segments::Segments(soci::session& s, const Dialect& d, std::unique_ptr<SegmentBlockReader> blocks)
-    : session_(s), dialect_(d), blocks_(std::move(blocks)) {}
+    : session_(s), dialect_(d), blocks_(std::move(blocks)), block_writer_(s, d) {}
 Segments::~Segments() = default;
 
 Segments::Statements& Segments::st() {
@@ -168,6 +68,7 @@ Segments::Statements& Segments::st() {
 void Segments::drop_statements() {
     st_.reset();
     blocks_->drop_statements();
+    block_writer_.drop_statements();
     view_.clear();
     write_ = WriteState();  // a failed transaction rolled back whatever it had changed
 }
@@ -192,6 +93,12 @@ std::vector<SegmentRef> Segments::of_user(long long user_id) {
         auto it = view_.find(user_id);
         if (it != view_.end()) return it->second;
     }
+    std::vector<SegmentRef> rows = list(user_id);
+    if (in_view_) view_[user_id] = rows;
+    return rows;
+}
+
+std::vector<SegmentRef> Segments::list(long long user_id) {
     Statements& q = st();
     q.user_id = user_id;
     std::vector<SegmentRef> rows;
@@ -215,7 +122,6 @@ std::vector<SegmentRef> Segments::of_user(long long user_id) {
     }
     rows.erase(std::remove_if(rows.begin(), rows.end(), [](const SegmentRef& r) { return !r.notes; }),
                rows.end());
-    if (in_view_) view_[user_id] = rows;
     return rows;
 }
 
@@ -272,24 +178,25 @@ std::vector<TermPosting> merge_rows_and_segments(std::vector<TermPosting> rows,
     return out;
 }
 
-void Segments::term_postings(long long user_id, const std::string& term, const SearchFilter& f,
-                             long long limit, bool with_positions, const NoteKeep& keep,
-                             std::vector<TermPosting>& out) {
-    if (limit <= 0) return;
-    const std::vector<SegmentRef> segments = of_user(user_id);
-    if (segments.empty()) return;
-    std::vector<SegmentRun> runs;
-    for (const SegmentRef& s : segments) runs.push_back(run_of(s, f));
+namespace {
+
+// Reads the term's postings of the runs' segments, each run until it has `limit`. A block of
+// a segment the runs lack (one committed since the listing) is left out, or with
+// `stop_at_unknown` ends the read: false then.
+bool read_runs(SegmentBlockReader& blocks, long long user_id, const std::string& term,
+               const SearchFilter& f, long long limit, bool with_positions, const NoteKeep& keep,
+               bool stop_at_unknown, std::vector<SegmentRun>& runs) {
     SegmentRun* r = nullptr;
-    bool ok = true;
+    bool ok = true, unknown = false;
     // One statement for every segment; each decodes until it has `limit` postings.
-    const bool read = blocks_->blocks(user_id, term, [&](long long segment_id, std::string_view data) {
+    const bool read = blocks.blocks(user_id, term, [&](long long segment_id, std::string_view data) {
         if (!r || r->segment->id != segment_id) {
-            r = nullptr;  // a segment merged in after the listing has no run: left out
+            r = nullptr;
             for (SegmentRun& x : runs)
                 if (x.segment->id == segment_id) r = &x;
+            if (!r) return !(unknown = stop_at_unknown);
         }
-        if (!r || r->done) return true;
+        if (r->done) return true;
         const SegmentRef& s = *r->segment;
         ok = each_segment_posting(data, s.live.notes(), [&](const SegmentPosting& p) {
             if (p.ordinal > r->last) return !(r->done = true);
@@ -302,6 +209,27 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
         return ok;
     });
     if (!read || !ok) malformed(r ? r->segment->id : 0, "block");
+    return !unknown;
+}
+
+}  // namespace
+
+void Segments::term_postings(long long user_id, const std::string& term, const SearchFilter& f,
+                             long long limit, bool with_positions, const NoteKeep& keep,
+                             std::vector<TermPosting>& out) {
+    if (limit <= 0) return;
+    std::vector<SegmentRef> segments;
+    std::vector<SegmentRun> runs;
+    // A listing kept by the view that misses a segment is read again, once; a fresh one
+    // leaves out what was committed after it.
+    for (bool fresh = !in_view_ || !view_.count(user_id);; fresh = true) {
+        segments = of_user(user_id);
+        if (segments.empty() && fresh) return;
+        runs.clear();
+        for (const SegmentRef& s : segments) runs.push_back(run_of(s, f));
+        if (read_runs(*blocks_, user_id, term, f, limit, with_positions, keep, !fresh, runs)) break;
+        view_.erase(user_id);
+    }
     // Each run is in candidate order: merged pairwise, each cut to the limit.
     std::vector<TermPosting> merged;
     for (SegmentRun& run : runs) {
@@ -325,22 +253,39 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
 void Segments::postings_at(long long user_id, const std::string& term,
                            const std::vector<PostingNote>& notes, std::vector<TermPosting>& out) {
     if (notes.empty()) return;
-    for (const SegmentRef& s : of_user(user_id)) {
+    // Outside a snapshot a merge since the view's listing would leave its notes without
+    // postings here, unnoticed (term_postings would see the new segment's blocks): listed anew.
+    const std::vector<SegmentRef> segments =
+        in_view_ && !snapshot_ ? (view_[user_id] = list(user_id)) : of_user(user_id);
+    auto before = [](const BlockKey& a, const BlockKey& b) {
+        return a.segment_id != b.segment_id ? a.segment_id < b.segment_id : a.ord < b.ord;
+    };
+    std::vector<BlockKey> keys;  // each note is live in one segment at most
+    for (const SegmentRef& s : segments)
         for (const PostingNote& n : notes) {
             const long long ord = find_ordinal(*s.notes, n.updated_us, n.uid_hi, n.uid_lo);
-            if (ord < 0 || !s.live.live(ord)) continue;
-            const SegmentNote& note = (*s.notes)[static_cast<std::size_t>(ord)];
-            bool ok = true;
-            blocks_->block_at(user_id, term, s.id, ord, [&](long long last, std::string_view data) {
-                if (last < ord) return;  // the note lacks the term
-                ok = each_segment_posting(data, s.live.notes(), [&](const SegmentPosting& p) {
-                    if (p.ordinal == ord) out.push_back(segment_posting(note, p, true));
-                    return p.ordinal < ord;
-                });
-            });
-            if (!ok) malformed(s.id, "block");
+            if (ord >= 0 && s.live.live(ord)) keys.push_back(BlockKey{s.id, ord});
         }
-    }
+    if (keys.empty()) return;
+    std::sort(keys.begin(), keys.end(), before);
+    long long bad = 0;
+    blocks_->blocks_at(user_id, term, keys, [&](long long id, long long first, long long last,
+                                                std::string_view data) {
+        auto at = std::lower_bound(keys.begin(), keys.end(), BlockKey{id, first}, before);
+        const auto end = std::upper_bound(at, keys.end(), BlockKey{id, last}, before);
+        const auto s = std::find_if(segments.begin(), segments.end(),
+                                    [&](const SegmentRef& r) { return r.id == id; });
+        if (at == end || s == segments.end() || bad) return;  // the block's keys lack the term
+        const bool ok = each_segment_posting(data, s->live.notes(), [&](const SegmentPosting& p) {
+            while (at != end && at->ord < p.ordinal) ++at;
+            if (at == end) return false;
+            if (at->ord == p.ordinal)
+                out.push_back(segment_posting((*s->notes)[static_cast<std::size_t>(p.ordinal)], p, true));
+            return true;
+        });
+        if (!ok) bad = id;
+    });
+    if (bad) malformed(bad, "block");
 }
 
 void Segments::each_posting(long long user_id,
@@ -381,7 +326,7 @@ Segments::WriteState& Segments::loaded(long long user_id) {
     if (write_.user_id != user_id || !write_.loaded) {
         write_ = WriteState();
         write_.user_id = user_id;
-        write_.segments = of_user(user_id);
+        write_.segments = list(user_id);
         write_.dirty.assign(write_.segments.size(), false);
         write_.loaded = true;
     }
@@ -432,17 +377,6 @@ long long Segments::insert_segment(long long user_id, const std::string& notes, 
     return q.inserted;
 }
 
-void Segments::insert_block(long long user_id, long long segment_id, SegmentBlock&& b) {
-    Statements& q = st();
-    q.user_id = user_id;
-    q.segment_id = segment_id;
-    q.term = std::move(b.term);
-    q.first = b.bounds.first;
-    q.last = b.bounds.last;
-    q.data = dialect_.blob_param(b.data);
-    exec(q.insert_block);
-}
-
 void Segments::flush(long long user_id, SegmentBuilder& builder) {
     if (builder.empty() && (!write_.loaded || write_.user_id != user_id)) return;  // nothing changed
     WriteState& w = loaded(user_id);
@@ -460,7 +394,7 @@ void Segments::add_segment(WriteState& w, long long user_id, const std::string& 
     if (notes->empty()) return;
     const LiveDocs live(static_cast<long long>(notes->size()));
     const long long id = insert_segment(user_id, table, live);
-    for (SegmentBlock& b : blocks) insert_block(user_id, id, std::move(b));
+    block_writer_.insert(user_id, id, blocks);
     // Not into notes_cache_: if this transaction rolls back, SQLite hands the id out again.
     w.segments.push_back(SegmentRef{id, notes, live, live.live_count()});
     w.dirty.push_back(false);

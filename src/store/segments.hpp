@@ -23,6 +23,8 @@
 #include "base/model.hpp"
 #include "index/segment.hpp"
 #include "store/dialect.hpp"
+#include "store/segment_block_reader.hpp"
+#include "store/segment_block_writer.hpp"
 
 namespace notesd::detail {
 
@@ -44,29 +46,6 @@ struct SegmentRef {
 using NoteKeep = std::function<bool(const SegmentNote&)>;
 
 
-/// Reads a term's blocks of one segment in ordinal order, the search's hot path: one
-/// implementation through SOCI for every backend, one through SQLite's own API (no per-row
-/// exchange, no copy of the blob), chosen once by make_segment_block_reader.
-class SegmentBlockReader {
-public:
-    virtual ~SegmentBlockReader() = default;
-    /// fn(segment_id, data) for each block of the user's `term`, by segment id and then in
-    /// ordinal order, until fn returns false; false when a block's data is not in the
-    /// backend's blob form. One statement for all the user's segments.
-    virtual bool blocks(long long user_id, const std::string& term,
-                        const std::function<bool(long long segment_id, std::string_view data)>& fn) = 0;
-    /// fn(last_ord, data) of the block of the user's `term` in segment `segment_id` with the
-    /// greatest first ordinal <= ord (the one that holds ord if any does); false when there is
-    /// none. Throws when the data is not in the backend's blob form.
-    virtual bool block_at(long long user_id, const std::string& term, long long segment_id,
-                          long long ord,
-                          const std::function<void(long long last, std::string_view data)>& fn) = 0;
-    virtual void drop_statements() = 0;
-};
-
-std::unique_ptr<SegmentBlockReader> make_segment_block_reader(Backend backend, soci::session& s,
-                                                              const Dialect& d);
-
 /// A term's postings rows and segment postings (each in candidate order) in candidate order,
 /// at most `limit`. Without a snapshot (the servers) a fold or merge committing between the
 /// two reads may show a note on both sides: its newest posting counts, once.
@@ -87,12 +66,19 @@ public:
     /// The user's segments, oldest first, with their current live sets (within a view: as
     /// the view's first listing found them).
     std::vector<SegmentRef> of_user(long long user_id);
-    /// A read view (one transaction, SQLite) begins or ends: listings may be kept until it ends.
-    void begin_view() { in_view_ = true; }
+    /// A read view begins or ends: listings are kept until it ends. In SQLite's read
+    /// transaction they stay true; on the servers a segment committed since (a fold or a
+    /// merge) shows in a term's blocks, and term_postings then lists again.
+    /// snapshot: the view's reads see one state of the database (SQLite's read transaction).
+    void begin_view(bool snapshot) {
+        in_view_ = true;
+        snapshot_ = snapshot;
+    }
     void end_view() {
         in_view_ = false;
         view_.clear();
     }
+    bool in_view() const { return in_view_; }
     /// Appends the user's segment postings of `term` passing `f`'s time and flag filters (and
     /// `keep`), in candidate order, at most `limit`.
     void term_postings(long long user_id, const std::string& term, const SearchFilter& f,
@@ -135,8 +121,9 @@ private:
     Statements& st();
     std::shared_ptr<const std::vector<SegmentNote>> notes_of(long long segment_id);
     WriteState& loaded(long long user_id);
+    /// The user's segments as the database holds them now (of_user without the view).
+    std::vector<SegmentRef> list(long long user_id);
     long long insert_segment(long long user_id, const std::string& notes, const LiveDocs& live);
-    void insert_block(long long user_id, long long segment_id, SegmentBlock&& b);
     void update_live(SegmentRef& s);
     void write_live_sets(WriteState& w);
     /// Inserts a built or merged segment (none when it has no notes) and keeps it in `w`.
@@ -150,9 +137,10 @@ private:
     const Dialect& dialect_;
     std::unique_ptr<Statements> st_;
     std::unique_ptr<SegmentBlockReader> blocks_;
+    SegmentBlockWriter block_writer_;
     std::map<long long, std::shared_ptr<const std::vector<SegmentNote>>> notes_cache_;
     std::map<long long, std::vector<long long>> listed_;  ///< user -> segment ids last listed
-    bool in_view_ = false;
+    bool in_view_ = false, snapshot_ = false;
     std::map<long long, std::vector<SegmentRef>> view_;  ///< user -> listing, within a view
     WriteState write_;
 };

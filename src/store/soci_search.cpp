@@ -68,16 +68,21 @@ int SociStore::purge_snapshots(long long now_us, int max_rows) {
 }
 
 void SociStore::begin_read() {
-    if (!index_->has_read_views() || reading_) return;
-    guarded("begin_read", [&] { index_->begin_read_view(); });
-    reading_ = true;
-    segments_.begin_view();  // one snapshot: the segments listed once per user
+    if (segments_.in_view()) return;
+    if (index_->has_read_views()) {
+        guarded("begin_read", [&] { index_->begin_read_view(); });
+        reading_ = true;
+    }
+    // The segments listed once per user: in SQLite's read transaction one snapshot; on the
+    // servers the listing of the view's first read, which a read meeting a segment it lacks
+    // renews (Segments::term_postings).
+    segments_.begin_view(reading_);
 }
 
 void SociStore::end_read() noexcept {
+    segments_.end_view();
     if (!reading_) return;
     reading_ = false;
-    segments_.end_view();
     try {
         index_->end_read_view();
     } catch (...) {

@@ -1,0 +1,161 @@
+#include "store/segment_block_reader.hpp"
+
+#include <array>
+#include <optional>
+#include <stdexcept>
+
+#include "store/soci_stmt.hpp"
+#include "store/sqlite_direct.hpp"
+
+namespace notesd::detail {
+namespace {
+
+// A term's blocks of all the user's segments, by segment and then in ordinal (candidate)
+// order; the same statement with SOCI's named placeholders and SQLite's numbered ones.
+constexpr const char* kTermBlocksSql =
+    "SELECT segment_id, data FROM segment_blocks WHERE user_id = :u AND term = :t ORDER BY "
+    "segment_id, first_ord";
+constexpr const char* kTermBlocksSqliteSql =
+    "SELECT segment_id, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 ORDER BY "
+    "segment_id, first_ord";
+// The block that holds ordinal ord if any does: the last one starting at or before it.
+constexpr const char* kBlockAtSql =
+    "SELECT first_ord, last_ord, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 AND "
+    "segment_id = ?3 AND first_ord <= ?4 ORDER BY first_ord DESC LIMIT 1";
+
+// blocks_at's statement for `keys` keys (the servers): each key's block found by a seek of its
+// own (kBlockAtSql), the UNION of their (segment, first ordinal) joined back to the blocks, so
+// a block several keys share comes once. A placeholder binds one variable (SOCI's PostgreSQL
+// backend), hence the numbered names.
+std::string blocks_at_sql(std::size_t keys) {
+    std::string sql = "SELECT b.segment_id, b.first_ord, b.last_ord, b.data FROM segment_blocks b "
+                      "JOIN (";
+    for (std::size_t i = 0; i < keys; ++i) {
+        const std::string n = std::to_string(i);
+        sql += std::string(i ? " UNION " : "") +
+               "(SELECT segment_id AS s, first_ord AS f FROM segment_blocks WHERE user_id = :u" + n +
+               " AND term = :t" + n + " AND segment_id = :s" + n + " AND first_ord <= :o" + n +
+               " ORDER BY first_ord DESC LIMIT 1)";
+    }
+    return sql + ") k ON b.segment_id = k.s AND b.first_ord = k.f WHERE b.user_id = :u AND "
+                 "b.term = :t ORDER BY b.segment_id, b.first_ord";
+}
+
+class SociBlockReader final : public SegmentBlockReader {
+public:
+    SociBlockReader(soci::session& s, const Dialect& d) : session_(s), dialect_(d) {}
+    bool blocks(long long user_id, const std::string& term,
+                const std::function<bool(long long, std::string_view)>& fn) override {
+        if (!st_)
+            st_.emplace(Prep(session_, kTermBlocksSql).out(segment_).out(data_).in(user_, "u")
+                            .in(term_, "t").done());
+        user_ = user_id, term_ = term;
+        bool ok = true;
+        st_->execute();
+        while (st_->fetch())
+            if (!(ok = dialect_.blob_result(data_)) || !fn(segment_, data_)) break;
+        end_read(*st_);
+        return ok;
+    }
+    void blocks_at(long long user_id, const std::string& term, const std::vector<BlockKey>& keys,
+                   const std::function<void(long long, long long, long long, std::string_view)>& fn)
+        override {
+        user_ = user_id, term_ = term;
+        for (std::size_t from = 0; from < keys.size(); from += kBlockKeysMax) {
+            const std::size_t n = std::min(kBlockKeysMax, keys.size() - from);
+            std::size_t power = 0;
+            while ((std::size_t{1} << power) < n) ++power;
+            for (std::size_t i = 0; i < (std::size_t{1} << power); ++i) {  // padded: a key again
+                const BlockKey& k = keys[from + std::min(i, n - 1)];
+                key_segment_[i] = k.segment_id, key_ord_[i] = k.ord;
+            }
+            soci::statement& st = at_statement(power);
+            st.execute();
+            while (st.fetch()) {
+                if (!dialect_.blob_result(data_)) throw std::runtime_error("malformed index segment block");
+                fn(segment_, first_, last_, data_);
+            }
+            end_read(st);
+        }
+    }
+    void drop_statements() override {
+        st_.reset();
+        for (std::optional<soci::statement>& s : at_) s.reset();
+    }
+
+private:
+    static constexpr std::size_t kPowers = 6;  // 1, 2, 4 ... kBlockKeysMax keys
+    static_assert(kBlockKeysMax == std::size_t{1} << (kPowers - 1), "a statement per power of two");
+    soci::statement& at_statement(std::size_t power) {
+        std::optional<soci::statement>& slot = at_.at(power);
+        if (slot) return *slot;
+        const std::size_t keys = std::size_t{1} << power;
+        Prep q(session_, blocks_at_sql(keys));
+        q.out(segment_).out(first_).out(last_).out(data_).in(user_, "u").in(term_, "t");
+        std::vector<std::string> names;
+        for (std::size_t i = 0; i < keys; ++i)
+            for (const char* col : {"u", "t", "s", "o"}) names.push_back(col + std::to_string(i));
+        for (std::size_t i = 0; i < keys; ++i)
+            q.in(user_, names[4 * i].c_str()).in(term_, names[4 * i + 1].c_str())
+                .in(key_segment_[i], names[4 * i + 2].c_str()).in(key_ord_[i], names[4 * i + 3].c_str());
+        slot.emplace(q.done());
+        return *slot;
+    }
+
+    soci::session& session_;
+    const Dialect& dialect_;
+    std::optional<soci::statement> st_;
+    std::array<std::optional<soci::statement>, kPowers> at_;
+    long long user_ = 0, segment_ = 0, first_ = 0, last_ = 0;
+    std::array<long long, kBlockKeysMax> key_segment_{}, key_ord_{};
+    std::string term_, data_;
+};
+
+class SqliteBlockReader final : public SegmentBlockReader {
+public:
+    explicit SqliteBlockReader(soci::session& s) : session_(s) {}
+    bool blocks(long long user_id, const std::string& term,
+                const std::function<bool(long long, std::string_view)>& fn) override {
+        SqliteStmt& st = prepared_once(session_, st_, kTermBlocksSqliteSql);
+        st.bind(1, user_id).bind(2, term);
+        while (st.step())
+            if (!fn(st.i64(0), st.blob(1))) {
+                st.reset();
+                break;
+            }
+        return true;
+    }
+    // A seek per key (no round trips to save), a block that the previous key found skipped.
+    void blocks_at(long long user_id, const std::string& term, const std::vector<BlockKey>& keys,
+                   const std::function<void(long long, long long, long long, std::string_view)>& fn)
+        override {
+        SqliteStmt& st = prepared_once(session_, at_, kBlockAtSql);
+        long long seg = 0, first = -1;
+        for (const BlockKey& k : keys) {
+            st.bind(1, user_id).bind(2, term).bind(3, k.segment_id).bind(4, k.ord);
+            if (st.step() && !(k.segment_id == seg && st.i64(0) == first)) {
+                seg = k.segment_id, first = st.i64(0);
+                fn(seg, first, st.i64(1), st.blob(2));
+            }
+            st.reset();
+        }
+    }
+    void drop_statements() override {
+        st_.reset();
+        at_.reset();
+    }
+
+private:
+    soci::session& session_;
+    std::unique_ptr<SqliteStmt> st_, at_;
+};
+
+}  // namespace
+
+std::unique_ptr<SegmentBlockReader> make_segment_block_reader(Backend backend, soci::session& s,
+                                                              const Dialect& d) {
+    if (backend == Backend::Sqlite) return std::make_unique<SqliteBlockReader>(s);
+    return std::make_unique<SociBlockReader>(s, d);
+}
+
+}  // namespace notesd::detail

@@ -1,0 +1,50 @@
+// Reads a term's segment blocks (segments.hpp), the search's hot path: one implementation
+// through SOCI for every backend, one through SQLite's own API (no per-row exchange, no copy of
+// the blob), chosen once by make_segment_block_reader.
+#pragma once
+#include <soci/soci.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/model.hpp"
+#include "store/dialect.hpp"
+
+namespace notesd::detail {
+
+/// An ordinal of a segment whose block blocks_at looks up.
+struct BlockKey {
+    long long segment_id = 0, ord = 0;
+};
+
+/// Most keys one blocks_at statement looks up on the servers (more take several); a
+/// postings_at call asks at most kPostingsAtMax notes, each live in one segment.
+constexpr std::size_t kBlockKeysMax = 32;
+
+class SegmentBlockReader {
+public:
+    virtual ~SegmentBlockReader() = default;
+    /// fn(segment_id, data) for each block of the user's `term`, by segment id and then in
+    /// ordinal order, until fn returns false; false when a block's data is not in the
+    /// backend's blob form. One statement for all the user's segments.
+    virtual bool blocks(long long user_id, const std::string& term,
+                        const std::function<bool(long long segment_id, std::string_view data)>& fn) = 0;
+    /// fn(segment_id, first, last, data) once for each block of the user's `term` that is,
+    /// for some key, the block of the key's segment with the greatest first ordinal <= its
+    /// ordinal (the one that holds the ordinal if any does); keys sorted by (segment, ord).
+    /// Throws when a block's data is not in the backend's blob form. On the servers one
+    /// statement per kBlockKeysMax keys.
+    virtual void blocks_at(long long user_id, const std::string& term,
+                           const std::vector<BlockKey>& keys,
+                           const std::function<void(long long segment_id, long long first,
+                                                    long long last, std::string_view data)>& fn) = 0;
+    virtual void drop_statements() = 0;
+};
+
+std::unique_ptr<SegmentBlockReader> make_segment_block_reader(Backend backend, soci::session& s,
+                                                              const Dialect& d);
+
+}  // namespace notesd::detail
