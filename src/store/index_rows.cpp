@@ -175,11 +175,10 @@ soci::statement& RowIndexStatements::term_df() {
 soci::statement& RowIndexStatements::term_dfs() {
     return prepared(term_dfs_, [&] {
         std::string sql = "SELECT term, df FROM term_df WHERE user_id = :u AND term IN (";
-        std::vector<std::string> names(kDfBatch);
-        for (std::size_t i = 0; i < kDfBatch; ++i) sql += (i ? ", :" : ":") + (names[i] = "d" + std::to_string(i));
+        for (std::size_t i = 0; i < kDfBatch; ++i) sql += (i ? ", :d" : ":d") + std::to_string(i);
         Prep q(session, sql + ")");
         q.out(term_row).out(df).in(params.user_id, "u");
-        for (std::size_t i = 0; i < kDfBatch; ++i) q.in(params.df_terms[i], names[i].c_str());
+        for (std::size_t i = 0; i < kDfBatch; ++i) q.in(params.df_terms[i], ("d" + std::to_string(i)).c_str());
         return q.done();
     });
 }
@@ -334,17 +333,14 @@ std::vector<long long> RowIndex::term_dfs(long long user_id, const std::vector<s
     RowIndexStatements& q = statements();
     q.params.user_id = user_id;
     std::vector<long long> out(terms.size(), 0);
-    std::vector<std::size_t> asked;  // the valid terms, kDfBatch a statement
-    for (std::size_t i = 0; i < terms.size(); ++i)
-        if (valid_utf8(terms[i])) asked.push_back(i);
+    std::vector<std::string> asked;  // the valid terms, kDfBatch a statement (padded)
+    for (const std::string& t : terms) if (valid_utf8(t)) asked.push_back(t);
     for (std::size_t from = 0; from < asked.size(); from += kDfBatch) {
-        const std::size_t n = std::min(kDfBatch, asked.size() - from);
-        for (std::size_t k = 0; k < kDfBatch; ++k) q.params.df_terms[k] = terms[asked[from + std::min(k, n - 1)]];
+        for (std::size_t k = 0; k < kDfBatch; ++k) q.params.df_terms[k] = asked[std::min(from + k, asked.size() - 1)];
         soci::statement& st = q.term_dfs();
         st.execute();
         while (st.fetch())
-            for (std::size_t k = from; k < from + n; ++k)
-                if (terms[asked[k]] == q.term_row) out[asked[k]] = q.df;
+            for (std::size_t i = 0; i < terms.size(); ++i) if (terms[i] == q.term_row) out[i] = q.df;
         end_read(st);
     }
     return out;
@@ -465,8 +461,12 @@ std::vector<TermPosting> RowIndex::postings_in_collections(const std::vector<lon
 
 std::vector<TermPosting> RowIndex::postings_at(long long user_id, const std::string& term,
                                                const std::vector<PostingNote>& notes) {
-    std::vector<TermPosting> out = rows_postings_at(user_id, term, notes);
-    segments_.postings_at(user_id, term, notes, out);
+    // A note is live in one segment or has rows: only the others are looked up in the rows.
+    std::vector<TermPosting> out;
+    const std::vector<PostingNote> rest = segments_.postings_at(user_id, term, notes, out);
+    if (rest.empty()) return out;
+    std::vector<TermPosting> rows = rows_postings_at(user_id, term, rest);
+    out.insert(out.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
     return out;
 }
 

@@ -23,22 +23,20 @@ constexpr const char* kBlockAtSql =
     "SELECT first_ord, last_ord, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 AND "
     "segment_id = ?3 AND first_ord <= ?4 ORDER BY first_ord DESC LIMIT 1";
 
-// blocks_at's statement for `keys` keys (the servers): each key's block found by a seek of its
-// own (kBlockAtSql), the UNION of their (segment, first ordinal) joined back to the blocks, so
-// a block several keys share comes once. A placeholder binds one variable (SOCI's PostgreSQL
-// backend), hence the numbered names.
+// blocks_at's statement for `keys` keys (the servers): the blocks holding one of the keys'
+// ordinals. One OR of ranges rather than a UNION of a seek per key: MariaDB parses and plans
+// each statement anew (SOCI's MySQL backend sends text), and 32 seeks took it 1.8 ms against
+// 0.65 ms (PostgreSQL 1.2 + 0.4 ms against 0.5 + 0.3 ms). A placeholder binds one variable
+// (SOCI's PostgreSQL backend), hence the numbered names.
 std::string blocks_at_sql(std::size_t keys) {
-    std::string sql = "SELECT b.segment_id, b.first_ord, b.last_ord, b.data FROM segment_blocks b "
-                      "JOIN (";
+    std::string sql = "SELECT segment_id, first_ord, last_ord, data FROM segment_blocks WHERE "
+                      "user_id = :u AND term = :t AND (";
     for (std::size_t i = 0; i < keys; ++i) {
         const std::string n = std::to_string(i);
-        sql += std::string(i ? " UNION " : "") +
-               "(SELECT segment_id AS s, first_ord AS f FROM segment_blocks WHERE user_id = :u" + n +
-               " AND term = :t" + n + " AND segment_id = :s" + n + " AND first_ord <= :o" + n +
-               " ORDER BY first_ord DESC LIMIT 1)";
+        sql += std::string(i ? " OR " : "") + "(segment_id = :s" + n + " AND first_ord <= :o" + n +
+               " AND last_ord >= :p" + n + ")";
     }
-    return sql + ") k ON b.segment_id = k.s AND b.first_ord = k.f WHERE b.user_id = :u AND "
-                 "b.term = :t ORDER BY b.segment_id, b.first_ord";
+    return sql + ") ORDER BY segment_id, first_ord";
 }
 
 class SociBlockReader final : public SegmentBlockReader {
@@ -92,12 +90,11 @@ private:
         const std::size_t keys = std::size_t{1} << power;
         Prep q(session_, blocks_at_sql(keys));
         q.out(segment_).out(first_).out(last_).out(data_).in(user_, "u").in(term_, "t");
-        std::vector<std::string> names;
-        for (std::size_t i = 0; i < keys; ++i)
-            for (const char* col : {"u", "t", "s", "o"}) names.push_back(col + std::to_string(i));
-        for (std::size_t i = 0; i < keys; ++i)
-            q.in(user_, names[4 * i].c_str()).in(term_, names[4 * i + 1].c_str())
-                .in(key_segment_[i], names[4 * i + 2].c_str()).in(key_ord_[i], names[4 * i + 3].c_str());
+        for (std::size_t i = 0; i < keys; ++i) {
+            const std::string n = std::to_string(i);
+            q.in(key_segment_[i], ("s" + n).c_str()).in(key_ord_[i], ("o" + n).c_str())
+                .in(key_ord_[i], ("p" + n).c_str());
+        }
         slot.emplace(q.done());
         return *slot;
     }
@@ -126,6 +123,7 @@ public:
         return true;
     }
     // A seek per key (no round trips to save), a block that the previous key found skipped.
+    // The block found may end before the key's ordinal (which then lies between blocks).
     void blocks_at(long long user_id, const std::string& term, const std::vector<BlockKey>& keys,
                    const std::function<void(long long, long long, long long, std::string_view)>& fn)
         override {
@@ -133,7 +131,7 @@ public:
         long long seg = 0, first = -1;
         for (const BlockKey& k : keys) {
             st.bind(1, user_id).bind(2, term).bind(3, k.segment_id).bind(4, k.ord);
-            if (st.step() && !(k.segment_id == seg && st.i64(0) == first)) {
+            if (st.step() && st.i64(1) >= k.ord && !(k.segment_id == seg && st.i64(0) == first)) {
                 seg = k.segment_id, first = st.i64(0);
                 fn(seg, first, st.i64(1), st.blob(2));
             }

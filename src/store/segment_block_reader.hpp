@@ -32,11 +32,10 @@ public:
     /// backend's blob form. One statement for all the user's segments.
     virtual bool blocks(long long user_id, const std::string& term,
                         const std::function<bool(long long segment_id, std::string_view data)>& fn) = 0;
-    /// fn(segment_id, first, last, data) once for each block of the user's `term` that is,
-    /// for some key, the block of the key's segment with the greatest first ordinal <= its
-    /// ordinal (the one that holds the ordinal if any does); keys sorted by (segment, ord).
-    /// Throws when a block's data is not in the backend's blob form. On the servers one
-    /// statement per kBlockKeysMax keys.
+    /// fn(segment_id, first, last, data) once for each block of the user's `term` that holds
+    /// a key's ordinal (its segment's, first <= ord <= last), by segment and first ordinal;
+    /// keys sorted by (segment, ord). Throws when a block's data is not in the backend's blob
+    /// form. On the servers one statement per kBlockKeysMax keys.
     virtual void blocks_at(long long user_id, const std::string& term,
                            const std::vector<BlockKey>& keys,
                            const std::function<void(long long segment_id, long long first,

@@ -250,9 +250,10 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
     else out.insert(out.end(), std::make_move_iterator(merged.begin()), std::make_move_iterator(merged.end()));
 }
 
-void Segments::postings_at(long long user_id, const std::string& term,
-                           const std::vector<PostingNote>& notes, std::vector<TermPosting>& out) {
-    if (notes.empty()) return;
+std::vector<PostingNote> Segments::postings_at(long long user_id, const std::string& term,
+                                               const std::vector<PostingNote>& notes,
+                                               std::vector<TermPosting>& out) {
+    if (notes.empty()) return {};
     // Outside a snapshot a merge since the view's listing would leave its notes without
     // postings here, unnoticed (term_postings would see the new segment's blocks): listed anew.
     const std::vector<SegmentRef> segments =
@@ -261,12 +262,20 @@ void Segments::postings_at(long long user_id, const std::string& term,
         return a.segment_id != b.segment_id ? a.segment_id < b.segment_id : a.ord < b.ord;
     };
     std::vector<BlockKey> keys;  // each note is live in one segment at most
-    for (const SegmentRef& s : segments)
-        for (const PostingNote& n : notes) {
+    std::vector<PostingNote> rest;
+    for (const PostingNote& n : notes) {
+        bool live = false;
+        for (const SegmentRef& s : segments) {
             const long long ord = find_ordinal(*s.notes, n.updated_us, n.uid_hi, n.uid_lo);
-            if (ord >= 0 && s.live.live(ord)) keys.push_back(BlockKey{s.id, ord});
+            if (ord >= 0 && s.live.live(ord)) {
+                keys.push_back(BlockKey{s.id, ord});
+                live = true;
+                break;
+            }
         }
-    if (keys.empty()) return;
+        if (!live) rest.push_back(n);
+    }
+    if (keys.empty()) return rest;
     std::sort(keys.begin(), keys.end(), before);
     long long bad = 0;
     blocks_->blocks_at(user_id, term, keys, [&](long long id, long long first, long long last,
@@ -286,6 +295,7 @@ void Segments::postings_at(long long user_id, const std::string& term,
         if (!ok) bad = id;
     });
     if (bad) malformed(bad, "block");
+    return rest;
 }
 
 void Segments::each_posting(long long user_id,

@@ -84,9 +84,11 @@ public:
     void term_postings(long long user_id, const std::string& term, const SearchFilter& f,
                        long long limit, bool with_positions, const NoteKeep& keep,
                        std::vector<TermPosting>& out);
-    /// Appends the segment postings of `term` of these notes (live ones only), any order.
-    void postings_at(long long user_id, const std::string& term,
-                     const std::vector<PostingNote>& notes, std::vector<TermPosting>& out);
+    /// Appends the segment postings of `term` of these notes (live ones only), any order;
+    /// returns the notes live in no segment (whose postings, if any, are rows).
+    std::vector<PostingNote> postings_at(long long user_id, const std::string& term,
+                                         const std::vector<PostingNote>& notes,
+                                         std::vector<TermPosting>& out);
     /// Every live posting of the user's segments, by term (notesctl check); problems found in
     /// the segments themselves go to `problems`.
     void each_posting(long long user_id,
