@@ -383,8 +383,9 @@ std::vector<TermPosting> RowIndex::term_postings(long long user_id, const std::s
     q.params.limit = limit;
     set_filter(q.params, f);
     std::vector<TermPosting> rows =
-        collections.empty() ? postings_of_term(user_id, term, f, limit, with_positions)
-                            : postings_in_collections(collections, collection_notes, limit);
+        !may_have_rows(user_id) ? std::vector<TermPosting>()
+        : collections.empty()   ? postings_of_term(user_id, term, f, limit, with_positions)
+                                : postings_in_collections(collections, collection_notes, limit);
     return with_segments(user_id, term, f, limit, with_positions, collections, std::move(rows));
 }
 
@@ -464,9 +465,8 @@ std::vector<TermPosting> RowIndex::postings_at(long long user_id, const std::str
     // A note is live in one segment or has rows: only the others are looked up in the rows.
     std::vector<TermPosting> out;
     const std::vector<PostingNote> rest = segments_.postings_at(user_id, term, notes, out);
-    if (rest.empty()) return out;
-    std::vector<TermPosting> rows = rows_postings_at(user_id, term, rest);
-    out.insert(out.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+    for (TermPosting& p : rest.empty() ? std::vector<TermPosting>() : rows_postings_at(user_id, term, rest))
+        out.push_back(std::move(p));
     return out;
 }
 

@@ -44,6 +44,7 @@ struct SearchParams {
     /// SearchFilter::flags_any, under two placeholders: each placeholder binds one variable.
     long long flags_any = 0, flags_any_again = 0;
     long long collection_id = 0, now_us = 0;
+    long long any_user = 0, one = 1;  ///< any_rows: its result, its LIMIT
     std::string term, prefix, prefix_end, note_uuid;
     /// The IN list of collection ids, padded by repeating a listed one.
     std::vector<long long> collection_ids = std::vector<long long>(kMaxCollectionFilter, 0);
@@ -69,6 +70,8 @@ struct RowIndexStatements {
     soci::statement& term_df();
     /// (term, df) of the listed df_terms the user has.
     soci::statement& term_dfs();
+    /// A row when the user has postings rows.
+    soci::statement& any_rows();
     soci::statement& prefix_terms(bool bounded);
     /// The postings of :t, newest first. collections: 0, 1 or (padded) kMaxCollectionFilter
     /// checked through note_collections; by_collection: one collection (:coll) drives instead;
@@ -104,7 +107,7 @@ private:
         if (!slot) slot.emplace(build());
         return *slot;
     }
-    std::optional<soci::statement> corpus_, term_df_, term_dfs_, prefix_bounded_, prefix_open_;
+    std::optional<soci::statement> corpus_, term_df_, term_dfs_, any_rows_, prefix_bounded_, prefix_open_;
     std::optional<soci::statement> postings_unfiltered_, postings_filtered_;
     std::optional<soci::statement> postings_in_collection_, postings_in_collections_;
     std::optional<soci::statement> postings_by_collection_, postings_at_, indexed_note_;
@@ -160,6 +163,8 @@ private:
     std::vector<TermPosting> postings_in_collections(const std::vector<long long>& collections,
                                                      long long collection_notes, int limit);
     void read_postings(soci::statement& st, std::vector<TermPosting>& out);
+    /// Whether term_postings must read the user's postings rows (index_rows_view.cpp).
+    bool may_have_rows(long long user_id);
     /// The rows' postings merged with the segments' in candidate order, at most `limit`.
     std::vector<TermPosting> with_segments(long long user_id, const std::string& term,
                                            const SearchFilter& f, int limit, bool with_positions,

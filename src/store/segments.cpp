@@ -70,6 +70,7 @@ void Segments::drop_statements() {
     blocks_->drop_statements();
     block_writer_.drop_statements();
     view_.clear();
+    view_rows_.clear();
     write_ = WriteState();  // a failed transaction rolled back whatever it had changed
 }
 
@@ -229,6 +230,7 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
         for (const SegmentRef& s : segments) runs.push_back(run_of(s, f));
         if (read_runs(*blocks_, user_id, term, f, limit, with_positions, keep, !fresh, runs)) break;
         view_.erase(user_id);
+        view_rows_.erase(user_id);
     }
     // Each run is in candidate order: merged pairwise, each cut to the limit.
     std::vector<TermPosting> merged;

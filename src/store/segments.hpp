@@ -77,8 +77,15 @@ public:
     void end_view() {
         in_view_ = false;
         view_.clear();
+        view_rows_.clear();
     }
     bool in_view() const { return in_view_; }
+    /// Within a view, whether the user has postings rows as RowIndex first found them (unset
+    /// until it looks), forgotten with the view and whenever the listing is renewed; null
+    /// outside a view.
+    std::optional<bool>* view_has_rows(long long user_id) {
+        return in_view_ ? &view_rows_[user_id] : nullptr;
+    }
     /// Appends the user's segment postings of `term` passing `f`'s time and flag filters (and
     /// `keep`), in candidate order, at most `limit`.
     void term_postings(long long user_id, const std::string& term, const SearchFilter& f,
@@ -144,6 +151,7 @@ private:
     std::map<long long, std::vector<long long>> listed_;  ///< user -> segment ids last listed
     bool in_view_ = false, snapshot_ = false;
     std::map<long long, std::vector<SegmentRef>> view_;  ///< user -> listing, within a view
+    std::map<long long, std::optional<bool>> view_rows_;  ///< user -> has postings rows
     WriteState write_;
 };
 
