@@ -172,17 +172,6 @@ soci::statement& RowIndexStatements::term_df() {
     });
 }
 
-soci::statement& RowIndexStatements::term_dfs() {
-    return prepared(term_dfs_, [&] {
-        std::string sql = "SELECT term, df FROM term_df WHERE user_id = :u AND term IN (";
-        for (std::size_t i = 0; i < kDfBatch; ++i) sql += (i ? ", :d" : ":d") + std::to_string(i);
-        Prep q(session, sql + ")");
-        q.out(term_row).out(df).in(params.user_id, "u");
-        for (std::size_t i = 0; i < kDfBatch; ++i) q.in(params.df_terms[i], ("d" + std::to_string(i)).c_str());
-        return q.done();
-    });
-}
-
 soci::statement& RowIndexStatements::prefix_terms(bool bounded) {
     return prepared(bounded ? prefix_bounded_ : prefix_open_, [&] {
         return Prep(session, std::string("SELECT term, df FROM term_df WHERE user_id = :u AND "
@@ -327,23 +316,6 @@ SearchCorpus RowIndex::search_corpus(long long user_id) {
     RowIndexStatements& q = statements();
     q.params.user_id = user_id;
     return fetch_one(q.corpus()) ? q.corpus_row : SearchCorpus{};
-}
-
-std::vector<long long> RowIndex::term_dfs(long long user_id, const std::vector<std::string>& terms) {
-    RowIndexStatements& q = statements();
-    q.params.user_id = user_id;
-    std::vector<long long> out(terms.size(), 0);
-    std::vector<std::string> asked;  // the valid terms, kDfBatch a statement (padded)
-    for (const std::string& t : terms) if (valid_utf8(t)) asked.push_back(t);
-    for (std::size_t from = 0; from < asked.size(); from += kDfBatch) {
-        for (std::size_t k = 0; k < kDfBatch; ++k) q.params.df_terms[k] = asked[std::min(from + k, asked.size() - 1)];
-        soci::statement& st = q.term_dfs();
-        st.execute();
-        while (st.fetch())
-            for (std::size_t i = 0; i < terms.size(); ++i) if (terms[i] == q.term_row) out[i] = q.df;
-        end_read(st);
-    }
-    return out;
 }
 
 std::vector<std::pair<std::string, long long>> RowIndex::prefix_terms(long long user_id,

@@ -163,7 +163,7 @@ private:
     std::vector<TermPosting> postings_in_collections(const std::vector<long long>& collections,
                                                      long long collection_notes, int limit);
     void read_postings(soci::statement& st, std::vector<TermPosting>& out);
-    /// Whether term_postings must read the user's postings rows (index_rows_view.cpp).
+    /// Whether term_postings must read the user's postings rows (index_rows_batched.cpp).
     bool may_have_rows(long long user_id);
     /// The rows' postings merged with the segments' in candidate order, at most `limit`.
     std::vector<TermPosting> with_segments(long long user_id, const std::string& term,
