@@ -47,6 +47,8 @@ const KeyDef kKeys[] = {
     {"max_body_bytes", Kind::integer, &Config::max_body_bytes, nullptr},
     {"snapshot_ttl_s", Kind::integer, &Config::snapshot_ttl_s, nullptr},
     {"log_level", Kind::level, nullptr, &Config::log_level},
+    {"merge_interval_ms", Kind::integer, &Config::merge_interval_ms, nullptr},
+    {"merge_fold_delay_ms", Kind::integer, &Config::merge_fold_delay_ms, nullptr},
 };
 
 std::string trim(const std::string& s) {
@@ -196,6 +198,8 @@ std::vector<std::string> validate(const Config& c) {
                       std::to_string(c.request_timeout_ms) + ")");
     }
     check_range(out, "db_connect_timeout_s", c.db_connect_timeout_s, 1, 300);
+    check_range(out, "merge_interval_ms", c.merge_interval_ms, 0, 3600000);
+    check_range(out, "merge_fold_delay_ms", c.merge_fold_delay_ms, 0, 86400000);
     check_secret(c, out);
     check_range(out, "max_body_bytes", c.max_body_bytes, 1, 64 * 1024 * 1024);
     check_range(out, "snapshot_ttl_s", c.snapshot_ttl_s, 900, 7 * 86400);  // contract: at least 15 minutes

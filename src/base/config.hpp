@@ -25,6 +25,9 @@ struct Config {
     std::string db = "sqlite3://db=/var/lib/notesd/notes.db";
     int db_busy_timeout_ms = 3000;     // SQLite busy timeout / statement timeout on servers
     int db_connect_timeout_s = 5;
+    // the background merger of the search index (server/merger.hpp)
+    int merge_interval_ms = 1000;      // pause between its passes over the users; 0: no merger
+    int merge_fold_delay_ms = 10000;   // postings rows this old are folded even when few
     // security
     std::string secret;                // cursor/snapshot signing secret (>= 32 characters)
     std::string secret_file;           // or: a file whose content is the secret

@@ -27,6 +27,7 @@
 #include "base/log.hpp"
 #include "base/phase_clock.hpp"
 #include "server/listener.hpp"
+#include "server/merger.hpp"
 #include "server/scoreboard.hpp"
 #include "server/status.hpp"
 #include "server/status_server.hpp"
@@ -135,6 +136,7 @@ private:
     Clock::time_point stop_deadline_{};
     Scoreboard board_;
     std::map<pid_t, WorkerRecord> workers_;  // every live worker, of every generation
+    MergerChild merger_;
     LifecycleCounters counts_;
     std::time_t start_time_s_;
 };
@@ -189,6 +191,7 @@ void Master::spawn_due() {
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         if (slots_[i].pid == 0 && slots_[i].respawn_at <= now) spawn(i);
     }
+    merger_.start_if_due(cfg_, g_pipe);
 }
 
 void Master::reap() {
@@ -208,6 +211,9 @@ void Master::forget_worker(pid_t pid) {
 }
 
 void Master::on_exit(pid_t pid, int status) {
+    if (merger_.on_exit(pid, describe_status(status), WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                        stopping_, cfg_.respawn_backoff_max_ms))
+        return;
     const auto rec = workers_.find(pid);
     const bool ended_by_master = rec != workers_.end() && rec->second.terminating;
     forget_worker(pid);
@@ -280,6 +286,7 @@ void Master::signal_all(int sig) {
         if (s.pid > 0) kill(s.pid, sig);
     }
     for (const auto& r : retiring_) kill(r.first, sig);
+    if (merger_.pid() > 0) kill(merger_.pid(), sig);
 }
 
 void Master::begin_stop() {
@@ -346,12 +353,17 @@ void Master::reload() {
             retiring_[s.pid] = generation_;
         }
     }
+    if (merger_.pid() > 0) {  // retired like the old workers, with the old configuration
+        retiring_[merger_.pid()] = generation_;
+        old.push_back(merger_.release());
+    }
     ++generation_;
     slots_.assign(static_cast<std::size_t>(cfg_.workers), Slot{});
     crashes_.clear();
     paused_until_ = {};
     paused_ = false;
     for (std::size_t i = 0; i < slots_.size(); ++i) spawn(i);
+    merger_.start_if_due(cfg_, g_pipe);
     for (pid_t pid : old) kill(pid, SIGTERM);
     log_info("configuration reloaded", {{"generation", generation_}, {"workers", cfg_.workers},
                                         {"retiring", static_cast<long long>(old.size())}});
@@ -437,7 +449,7 @@ std::string Master::status_page(const std::string& query) const {
 }
 
 bool Master::any_children() const {
-    return !retiring_.empty() ||
+    return !retiring_.empty() || merger_.pid() > 0 ||
            std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.pid > 0; });
 }
 
@@ -452,6 +464,8 @@ int Master::poll_timeout_ms() const {
             const auto t = std::max(s.respawn_at, paused_until_);
             if (!next || t < *next) next = t;
         }
+        const auto m = merger_.next_start(cfg_);
+        if (m && (!next || *m < *next)) next = m;
     }
     // While any worker is inside a request, look at the scoreboard every tick.
     const bool busy = board_.valid() && std::any_of(workers_.begin(), workers_.end(), [this](const auto& w) {
@@ -475,6 +489,7 @@ void Master::run() {
         log_info("status page listening", {{"status_listen", listener_.status_address}});
     }
     for (std::size_t i = 0; i < slots_.size(); ++i) spawn(i);
+    merger_.start_if_due(cfg_, g_pipe);
     std::vector<pollfd> fds;
     for (;;) {
         fds.assign(1, pollfd{g_pipe[0], POLLIN, 0});

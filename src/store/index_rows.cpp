@@ -532,10 +532,6 @@ std::vector<SearchHit> RowIndex::notes_by_ids(long long user_id, const std::vect
     return out;
 }
 
-void RowIndex::drop_user_rows(long long user_id) {
-    session_ << "DELETE FROM postings WHERE user_id = :u", soci::use(user_id, "u");
-}
-
 void RowIndex::save_snapshot(const SnapshotRecord& s) {
     const std::optional<std::string> id = parse_uuid(s.id);
     if (!id) throw std::invalid_argument("snapshot id is not a uuid");

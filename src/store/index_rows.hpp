@@ -145,7 +145,6 @@ public:
                                                 long long now_us) override;
     int purge_snapshots(long long now_us, int max_rows) override;
     void drop_statements() override { statements_.reset(); }
-    void drop_user_rows(long long user_id) override;
 
 protected:
     /// term_postings without a collection filter (the statement's parameters are set).

@@ -283,11 +283,6 @@ void SqliteIndex::before_postings_write(long long user_id, const std::vector<Ind
     }
 }
 
-void SqliteIndex::drop_user_rows(long long user_id) {
-    RowIndex::drop_user_rows(user_id);
-    session_ << "DELETE FROM postings_packed WHERE user_id = :u", soci::use(user_id, "u");
-}
-
 long long SqliteIndex::pack_user(long long user_id) { return own().packed.pack_user(user_id); }
 
 // A reader of a packed term sees blocks where they are and rows in the gaps: that must be

@@ -57,8 +57,6 @@ public:
     void end_read_view() override;
     void before_postings_write(long long user_id, const std::vector<IndexDelta::Op>& ops) override;
     bool keeps_packed_copy() const override { return true; }
-    /// The rows and their packed copy.
-    void drop_user_rows(long long user_id) override;
     long long pack_user(long long user_id) override;
     std::vector<std::string> check_packed_copy(long long user_id) override;
 

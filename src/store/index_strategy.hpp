@@ -87,9 +87,6 @@ public:
     virtual bool keeps_packed_copy() const { return false; }
     /// In the caller's write transaction; returns the blocks written.
     virtual long long pack_user(long long /*user_id*/) { return 0; }
-    /// In the caller's write transaction: deletes the user's postings rows and anything
-    /// derived from them (every note they held is now in a segment).
-    virtual void drop_user_rows(long long user_id) = 0;
     /// notesctl check, in the caller's transaction: each term whose read-optimised copy of the
     /// user's postings does not read exactly as the rows do (one line each); none without a copy.
     virtual std::vector<std::string> check_packed_copy(long long /*user_id*/) { return {}; }

@@ -23,7 +23,7 @@ struct Segments::Statements {
 
 Segments::Statements::Statements(soci::session& s, const Dialect& d)
     : list(Prep(s, "SELECT id, note_count, live_count, live FROM index_segments WHERE user_id = :u "
-                   "ORDER BY id")
+                   "AND note_count > 0 ORDER BY id")
                .out(segment_id).out(note_count).out(live_count).out(live).in(user_id, "u").done()),
       notes_of(Prep(s, "SELECT notes FROM index_segments WHERE id = :s")
                    .out(notes).in(segment_id, "s").done()),
@@ -412,66 +412,12 @@ void Segments::add_segment(WriteState& w, long long user_id, const std::string& 
     w.dirty.push_back(false);
 }
 
-void Segments::delete_segment(long long segment_id) {
-    Statements& q = st();
-    q.segment_id = segment_id;
-    exec(q.delete_blocks);
-    exec(q.delete_segment);
-    notes_cache_.erase(segment_id);
-}
-
-SegmentInput Segments::input_of(const SegmentRef& s) {
-    SegmentInput in{*s.notes, s.live, {}};
-    Statements& q = st();
-    q.segment_id = s.id;
-    q.segment_blocks.execute();
-    while (q.segment_blocks.fetch()) {
-        if (!dialect_.blob_result(q.data)) malformed(s.id, "block");
-        in.blocks.emplace_back(q.term, std::move(q.data));
-    }
-    end_read(q.segment_blocks);
-    return in;
-}
-
 void Segments::write_live_sets(WriteState& w) {
     for (std::size_t i = 0; i < w.segments.size(); ++i)
         if (w.dirty[i]) {
             update_live(w.segments[i]);
             w.dirty[i] = false;
         }
-}
-
-long long Segments::merge(long long user_id, std::size_t max_segments) {
-    WriteState& w = loaded(user_id);
-    write_live_sets(w);
-    std::vector<std::size_t> pick, rest;
-    for (std::size_t i = 0; i < w.segments.size(); ++i) {
-        const LiveDocs& l = w.segments[i].live;
-        (l.live_count() * 2 < l.notes() ? pick : rest).push_back(i);  // mostly dead
-    }
-    // The smallest of the others join them until at most max_segments remain (the merged
-    // segment counts as one).
-    std::sort(rest.begin(), rest.end(), [&](std::size_t a, std::size_t b) {
-        return w.segments[a].live.live_count() < w.segments[b].live.live_count();
-    });
-    max_segments = std::max<std::size_t>(max_segments, 1);
-    for (std::size_t i = 0; i < rest.size() && rest.size() - i + (pick.empty() ? 0 : 1) > max_segments; ++i)
-        pick.push_back(rest[i]);
-    if (pick.empty()) return 0;
-    std::vector<SegmentInput> inputs;
-    for (std::size_t i : pick) inputs.push_back(input_of(w.segments[i]));
-    std::vector<SegmentBlock> blocks;
-    const std::string table = merge_segments(inputs, [&](SegmentBlock&& b) { blocks.push_back(std::move(b)); });
-    inputs.clear();
-    std::vector<SegmentRef> kept;
-    for (std::size_t i = 0; i < w.segments.size(); ++i) {
-        if (std::find(pick.begin(), pick.end(), i) == pick.end()) kept.push_back(std::move(w.segments[i]));
-        else delete_segment(w.segments[i].id);
-    }
-    w.segments = std::move(kept);
-    w.dirty.assign(w.segments.size(), false);
-    add_segment(w, user_id, table, blocks);
-    return static_cast<long long>(pick.size());
 }
 
 }  // namespace notesd::detail

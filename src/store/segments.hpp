@@ -113,11 +113,39 @@ public:
     /// Writes the builder's notes as a new segment (none when empty) and the live sets that
     /// remove_note changed. The builder is empty afterwards.
     void flush(long long user_id, SegmentBuilder& builder);
-    /// The user's segments (as this transaction sees them).
-    std::size_t count(long long user_id) { return loaded(user_id).segments.size(); }
-    /// Merges the user's segments so that at most `max_segments` remain and none holds more
-    /// dead notes than live ones; returns the segments merged away.
-    long long merge(long long user_id, std::size_t max_segments);
+
+    // ---- merges in steps (segment_merge.cpp), each write a short transaction of the caller ----
+    // A merge reads its inputs outside any write transaction (their notes and blocks never
+    // change), writes the merged blocks under an unpublished segment row (note_count 0,
+    // live_count 0: no listing shows it), then `publish` makes it visible and retires the
+    // inputs in one short transaction with the user locked, carrying over the notes marked dead
+    // in the inputs meanwhile. Retired segments (note_count 0, live_count -1: dropping) lose
+    // their blocks in short transactions, then their row. A merge killed at any point leaves
+    // only hidden segments, which drop_interrupted removes.
+    /// Inserts an unpublished segment row of the user; returns its id.
+    long long insert_unpublished(long long user_id);
+    /// Writes these blocks of an unpublished segment (the vector is emptied).
+    void insert_blocks(long long user_id, long long segment_id, std::vector<SegmentBlock>& blocks);
+    /// The merge's inputs as it listed them.
+    SegmentInput input_of(const SegmentRef& s);
+    enum class Publish { lost, published, emptied };
+    /// With the user locked: `segment_id` (unpublished, notes table `table`, merged from
+    /// `inputs` as listed) replaces the inputs; emptied when no note stayed live (the segment
+    /// then drops like the inputs); lost, changing nothing, when an input or the unpublished
+    /// row is gone (another merge, or drop_interrupted, ran).
+    Publish publish(long long user_id, long long segment_id, const std::vector<SegmentRef>& inputs,
+                    const std::string& table);
+    /// Marks the user's hidden segments (unpublished or dropping) dropping; returns their ids.
+    std::vector<long long> mark_hidden_dropping(long long user_id);
+    /// Marks one unpublished segment dropping.
+    void mark_dropping(long long segment_id);
+    /// Term bounds cutting a segment's blocks into runs of about `n` blocks or `bytes` bytes
+    /// (read outside a write transaction).
+    std::vector<std::string> block_cuts(long long segment_id, std::size_t n, std::size_t bytes);
+    /// Deletes a dropping segment's blocks with from <= term < to (to empty: to the end).
+    void delete_blocks(long long segment_id, const std::string& from, const std::string& to);
+    /// Deletes what is left of a dropping segment, blocks and row.
+    void delete_dropped(long long segment_id);
 
 private:
     struct Statements;
@@ -138,8 +166,6 @@ private:
     /// Inserts a built or merged segment (none when it has no notes) and keeps it in `w`.
     void add_segment(WriteState& w, long long user_id, const std::string& table,
                      std::vector<SegmentBlock>& blocks);
-    void delete_segment(long long segment_id);
-    SegmentInput input_of(const SegmentRef& s);
 
 
     soci::session& session_;

@@ -1,5 +1,9 @@
-// SociStore::compact_index: the user's postings rows folded into segments, and the segments
-// merged (store/segments.hpp), in one write transaction with the user locked.
+// SociStore's merge policy steps (index/merge_policy.hpp): folding the users' postings rows into
+// segments and merging segments (store/segments.hpp), each write a short transaction, so the
+// user's writes (and on SQLite every writer) wait at most for a bounded amount of work.
+#include <algorithm>
+#include <chrono>
+
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
 
@@ -9,60 +13,202 @@ using detail::Prep;
 
 namespace {
 
-// Notes per segment a fold writes (the import's batch size): memory stays bounded.
-constexpr std::size_t kFoldNotes = 2500;
+using Clock = std::chrono::steady_clock;
+
+// Notes a pack folds per step (the background merger folds its policy's fold_batch_notes):
+// more per transaction than the merger, so a large backlog of rows becomes few segments.
+constexpr long long kPackFoldNotes = 256;
+constexpr long long kPackFoldPostings = 50000;
+// index_state counts the notes with postings rows up to this many (the count scans the rows).
+constexpr long long kPendingCap = 4096;
+// A merge writes its blocks this many (or this many bytes) per transaction, and drops a
+// retired segment's blocks about this many per transaction.
+constexpr std::size_t kBlocksPerWrite = 250;
+constexpr std::size_t kBytesPerWrite = 512 << 10;
+constexpr std::size_t kBlocksPerDelete = 250;
+// Steps a pack runs at most after losing one to a concurrent merge.
+constexpr int kLostStepsAllowed = 3;
 
 }  // namespace
 
-IndexCompaction SociStore::compact_index(long long user_id) {
-    return locked_write("compact_index", user_id, [&] {
-        IndexCompaction out;
-        out.folded_notes = fold_rows(user_id);
-        out.merged_segments = segments_.merge(user_id, detail::kMaxSegments);
-        out.segments = static_cast<long long>(segments_.count(user_id));
-        return out;
+template <class F>
+void SociStore::step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f) {
+    guarded(op, [&] {
+        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        if (lock_user_id != 0) lock_user(lock_user_id);
+        const Clock::time_point t0 = Clock::now();
+        f();
+        tx.commit();
+        const long long us =
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+        if (us >= step.longest_write_us) {
+            step.longest_write_us = us;
+            step.longest_write_op = op;
+        }
+        ++step.write_transactions;
     });
 }
 
-long long SociStore::fold_rows(long long user_id) {
-    long long u = user_id, lim = 1, found = 0;
-    soci::statement any = Prep(sql_, "SELECT user_id FROM postings WHERE user_id = :u" +
-                                         dialect_->limit_clause())
-                              .out(found).in(u, "u").in(lim, "lim").done();
-    if (!detail::fetch_one(any)) return 0;  // every note is in a segment (or has no terms)
-    // The notes not live in a segment: their postings are the rows.
-    std::vector<long long> pending;
-    long long id = 0, updated = 0, created = 0, flags = 0, tlen = 0, blen = 0;
-    std::string uuid, title, plain;
-    soci::statement keys = Prep(sql_, "SELECT id, uuid, updated_us FROM notes WHERE user_id = :u")
-                               .out(id).out(uuid).out(updated).in(u, "u").done();
-    keys.execute();
-    while (keys.fetch()) {
-        long long hi = 0, lo = 0;
-        detail::uuid_halves(uuid, hi, lo);
-        if (!segments_.is_live(user_id, updated, hi, lo)) pending.push_back(id);
+IndexCompaction SociStore::compact_index(long long user_id) {
+    MergePolicy p;
+    p.force = true;
+    p.max_segments = detail::kMaxSegments;
+    p.fold_batch_notes = kPackFoldNotes;
+    p.fold_batch_postings = kPackFoldPostings;
+    IndexCompaction out;
+    drop_interrupted_merges(user_id);
+    for (int lost = 0; lost <= kLostStepsAllowed;) {
+        const MergePlan plan = plan_merge(p, index_state(user_id), 0, 0);
+        if (plan.idle()) break;
+        const IndexStep s = run_index_step(user_id, plan);
+        lost += s.lost ? 1 : 0;
+        ++out.steps;
+        out.folded_notes += s.folded_notes;
+        out.merged_segments += s.merged_segments;
+        if (s.longest_write_us >= out.longest_write_us) {
+            out.longest_write_us = s.longest_write_us;
+            out.longest_write_op = s.longest_write_op;
+        }
     }
-    detail::end_read(keys);
+    out.segments = static_cast<long long>(index_state(user_id).segments.size());
+    return out;
+}
+
+IndexState SociStore::index_state(long long user_id) {
+    return reading("index_state", [&] {
+        IndexState s;
+        long long u = user_id, cap = kPendingCap;
+        soci::statement pending =
+            Prep(sql_, "SELECT " + dialect_->count_star() + " FROM (SELECT DISTINCT note_id FROM "
+                       "postings WHERE user_id = :u" + dialect_->limit_clause() + ") pending")
+                .out(s.pending_notes).in(u, "u").in(cap, "lim").done();
+        detail::fetch_one(pending);
+        for (const detail::SegmentRef& r : segments_.of_user(user_id))
+            s.segments.push_back(SegmentStat{r.id, r.live.notes(), r.live.live_count()});
+        return s;
+    });
+}
+
+IndexStep SociStore::run_index_step(long long user_id, const MergePlan& plan) {
+    IndexStep step;
+    if (plan.fold_notes > 0)
+        step_write("fold_rows", user_id, step, [&] { step.folded_notes = fold_rows(user_id, plan.fold_notes, plan.fold_postings); });
+    else if (!plan.merge.empty())
+        merge_step(user_id, plan.merge, step);
+    return step;
+}
+
+long long SociStore::drop_interrupted_merges(long long user_id) {
+    IndexStep step;
+    std::vector<long long> hidden;
+    step_write("drop_interrupted_merges", 0, step, [&] { hidden = segments_.mark_hidden_dropping(user_id); });
+    for (long long id : hidden) drop_segment(id, step);
+    return static_cast<long long>(hidden.size());
+}
+
+void SociStore::drop_segment(long long segment_id, IndexStep& step) {
+    const std::vector<std::string> cuts =
+        reading("drop_segment", [&] { return segments_.block_cuts(segment_id, kBlocksPerDelete, kBytesPerWrite); });
+    std::string from;
+    for (const std::string& to : cuts) {
+        step_write("drop_segment", 0, step, [&] { segments_.delete_blocks(segment_id, from, to); });
+        from = to;
+    }
+    step_write("drop_segment", 0, step, [&] { segments_.delete_dropped(segment_id); });
+}
+
+// The inputs are read and merged outside any write transaction, the merged blocks written a
+// few hundred per transaction; only the publish holds the user's lock (store/segments.hpp).
+void SociStore::merge_step(long long user_id, const std::vector<long long>& ids, IndexStep& step) {
+    std::vector<detail::SegmentRef> inputs = reading("merge_inputs", [&] {
+        std::vector<detail::SegmentRef> out;
+        for (detail::SegmentRef& r : segments_.of_user(user_id))
+            if (std::find(ids.begin(), ids.end(), r.id) != ids.end()) out.push_back(std::move(r));
+        return out;
+    });
+    if (inputs.size() != ids.size()) {
+        step.lost = true;
+        return;
+    }
+    long long merged = 0;
+    step_write("merge_begin", 0, step, [&] { merged = segments_.insert_unpublished(user_id); });
+    std::string table;
+    {
+        std::vector<SegmentInput> in = reading("merge_read", [&] {
+            std::vector<SegmentInput> out;
+            for (const detail::SegmentRef& r : inputs) out.push_back(segments_.input_of(r));
+            return out;
+        });
+        std::vector<SegmentBlock> chunk;
+        std::size_t bytes = 0;
+        auto write_chunk = [&] {
+            if (!chunk.empty())
+                step_write("merge_blocks", 0, step, [&] { segments_.insert_blocks(user_id, merged, chunk); });
+            bytes = 0;
+        };
+        table = merge_segments(in, [&](SegmentBlock&& b) {
+            bytes += b.data.size() + b.term.size();
+            chunk.push_back(std::move(b));
+            if (chunk.size() >= kBlocksPerWrite || bytes >= kBytesPerWrite) write_chunk();
+        });
+        write_chunk();
+    }
+    using Publish = detail::Segments::Publish;
+    Publish done = Publish::lost;
+    step_write("merge_publish", user_id, step, [&] { done = segments_.publish(user_id, merged, inputs, table); });
+    std::vector<long long> dropped;
+    if (done == Publish::lost) {
+        step.lost = true;
+        step_write("merge_lost", 0, step, [&] { segments_.mark_dropping(merged); });
+        dropped.push_back(merged);
+    } else {
+        step.merged_segments = static_cast<long long>(ids.size());
+        dropped = ids;
+        if (done == Publish::emptied) dropped.push_back(merged);
+    }
+    for (long long id : dropped) drop_segment(id, step);
+}
+
+long long SociStore::fold_rows(long long user_id, long long max_notes, long long max_postings) {
+    long long u = user_id, lim = max_notes, id = 0;
+    std::vector<long long> pending;  // notes whose postings are rows
+    soci::statement pick = Prep(sql_, "SELECT DISTINCT note_id FROM postings WHERE user_id = :u" +
+                                          dialect_->limit_clause())
+                               .out(id).in(u, "u").in(lim, "lim").done();
+    pick.execute();
+    while (pick.fetch()) pending.push_back(id);
+    detail::end_read(pick);
+    long long updated = 0, created = 0, flags = 0, tlen = 0, blen = 0;
+    std::string uuid, title, plain;
     soci::statement note =
         Prep(sql_, "SELECT n.uuid, n.updated_us, n.created_us, n.flags, n.title_len, n.body_len, "
                    "n.title, t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id "
                    "WHERE n.id = :id")
             .out(uuid).out(updated).out(created).out(flags).out(tlen).out(blen).out(title).out(plain)
             .in(id, "id").done();
-    SegmentBuilder builder;
-    for (std::size_t i = 0; i < pending.size(); ++i) {
-        id = pending[i];
+    detail::IndexDelta delta;  // the rows go, the segment comes
+    long long folded = 0;
+    for (long long note_id : pending) {
+        if (folded > 0 && static_cast<long long>(delta.ops.size()) >= max_postings) break;
+        ++folded;
+        id = note_id;
         if (!detail::fetch_one(note)) throw std::runtime_error("note vanished while folding");
         SegmentNote n{updated, 0, 0, created, flags, tlen, blen};
         detail::uuid_halves(uuid, n.uid_hi, n.uid_lo);
         std::vector<SegmentTerm> terms;
-        for (detail::TermCount& t : detail::count_stored_terms(title, plain))
+        for (detail::TermCount& t : detail::count_stored_terms(title, plain)) {
+            delta.remove(detail::PostingKey{t.term, updated, n.uid_hi, n.uid_lo});
             terms.push_back(SegmentTerm{std::move(t.term), t.title_tf, t.body_tf, std::move(t.pos)});
-        builder.add(n, std::move(terms));
-        if (builder.notes() == kFoldNotes || i + 1 == pending.size()) segments_.flush(user_id, builder);
+        }
+        delta.segment.add(n, std::move(terms));
     }
-    index_->drop_user_rows(user_id);
-    return static_cast<long long>(pending.size());
+    apply_index(user_id, delta);
+    // Rows whose keys the notes' current terms do not name (rows written by an older analysis
+    // before an upgrade) would keep their notes pending for ever: they go with their notes.
+    std::string ids;
+    for (long long i = 0; i < folded; ++i) ids += (i ? "," : "") + std::to_string(pending[static_cast<std::size_t>(i)]);
+    sql_ << "DELETE FROM postings WHERE user_id = :u AND note_id IN (" + ids + ")", soci::use(u, "u");
+    return folded;
 }
 
 }  // namespace notesd

@@ -89,7 +89,11 @@ public:
                                           const std::vector<CollectionInput>& collections,
                                           const std::vector<NoteInput>& notes) override;
     long long pack_postings(long long user_id) override;
-    IndexCompaction compact_index(long long user_id) override;  // soci_compact.cpp
+    // the merge policy's steps (soci_compact.cpp)
+    IndexCompaction compact_index(long long user_id) override;
+    IndexState index_state(long long user_id) override;
+    IndexStep run_index_step(long long user_id, const MergePlan& plan) override;
+    long long drop_interrupted_merges(long long user_id) override;
 
     // NoteEditor, NoteTrash and the note delete (soci_notes.cpp)
     std::optional<NoteRecord> find_note(long long user_id, const std::string& note_id) override;
@@ -177,9 +181,17 @@ private:
     bool apply_migration(const EmbeddedMigration& m);
     /// Data steps a migration's SQL cannot do, run in its transaction right after the script.
     void after_migration(int version);
-    /// Writes the user's notes whose postings are rows into new segments and drops the rows;
-    /// returns the notes written.
-    long long fold_rows(long long user_id);
+    /// Writes up to max_notes of the user's notes whose postings are rows into a new segment
+    /// and drops their rows, in the caller's transaction, adding no note once max_postings are
+    /// in; returns the notes written.
+    long long fold_rows(long long user_id, long long max_notes, long long max_postings);
+    /// A merge policy step's write: f in a write transaction of its own, with the user's writer
+    /// lock when lock_user_id is not 0; its time from lock to commit goes into step.
+    template <class F>
+    void step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f);
+    void merge_step(long long user_id, const std::vector<long long>& ids, IndexStep& step);
+    /// Deletes a dropping segment in short transactions.
+    void drop_segment(long long segment_id, IndexStep& step);
     /// Refills the postings table from notes and note_text (the terms' counts need C++).
     void rebuild_postings();
     void lock_user(long long user_id);

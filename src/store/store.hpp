@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/model.hpp"
+#include "index/merge_policy.hpp"
 #include "index/search_index.hpp"
 #include "index/snapshots.hpp"
 #include "store/collection_editor.hpp"
@@ -95,6 +96,20 @@ struct IndexCompaction {
     long long folded_notes = 0;     ///< notes whose postings rows went into a new segment
     long long merged_segments = 0;  ///< segments merged into one
     long long segments = 0;         ///< the user's segments afterwards
+    long long steps = 0;            ///< merge policy steps run
+    long long longest_write_us = 0; ///< the longest write transaction of a step
+    const char* longest_write_op = "";  ///< which one (IndexStep::longest_write_op)
+};
+
+/// What one step of the merge policy (NoteWriter::run_index_step) did.
+struct IndexStep {
+    long long folded_notes = 0, merged_segments = 0;
+    bool lost = false;                ///< a concurrent merge took an input; nothing changed
+    long long write_transactions = 0;
+    /// The longest of the step's write transactions, from holding the user's writer lock (or,
+    /// for those that take none, the database's write transaction) to its commit.
+    long long longest_write_us = 0;
+    const char* longest_write_op = "";  ///< which of them (fold_rows, merge_publish, ...)
 };
 
 class NoteWriter {
@@ -117,6 +132,14 @@ public:
     /// merges the user's segments down to a few (store/segments.hpp); searches are right
     /// without it, only slower. One transaction, the user's writes wait for it.
     virtual IndexCompaction compact_index(long long /*user_id*/) { return {}; }
+    /// The user's search index as the merge policy sees it (index/merge_policy.hpp).
+    virtual IndexState index_state(long long /*user_id*/) { return {}; }
+    /// Runs one step the merge policy planned; no write transaction of it holds the user's
+    /// writer lock for more than a bounded amount of work (store/segments.hpp).
+    virtual IndexStep run_index_step(long long /*user_id*/, const MergePlan& /*plan*/) { return {}; }
+    /// Removes what merges interrupted by a crash left (hidden segments); returns how many.
+    /// A merge of the user running concurrently elsewhere then loses its step.
+    virtual long long drop_interrupted_merges(long long /*user_id*/) { return 0; }
 };
 
 class Admin {

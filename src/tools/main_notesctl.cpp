@@ -298,6 +298,9 @@ private:
         std::cout << "folded " << c.folded_notes << " notes into the search index's segments, merged "
                   << c.merged_segments << " segments (" << c.segments << " left) for user " << u.name
                   << "\n";
+        std::cout << "longest write transaction of its " << c.steps << " steps: "
+                  << c.longest_write_us / 1000 << "." << c.longest_write_us / 100 % 10 << " ms ("
+                  << c.longest_write_op << ")\n";
         std::cout << "packed " << writer_->pack_postings(u.id) << " postings blocks for user " << u.name
                   << "\n";
         return 0;

@@ -265,6 +265,9 @@ class Stack:
             "secret_file": os.path.join(self.data_dir, "secret"),
             "log_level": "info",
             "pid_file": os.path.join(self.dir, "notesd.pid"),
+            # no background merger (server/merger.hpp): the tests that look at the index's
+            # layout see only what they did; t/e2e/test_merger.py turns it on
+            "merge_interval_ms": "0",
         }
         for kv in os.environ.get("NOTESD_E2E_SET", "").split():
             k, _, v = kv.partition("=")

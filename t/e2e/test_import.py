@@ -236,9 +236,11 @@ def search_pages(test, stack, token):
 
 
 class KillLoopDuringMerge(unittest.TestCase):
-    """kill -9 of `notesctl pack` while it merges a user's segments, again and again: its one
-    transaction either committed or left nothing, so after every kill `notesctl check` finds
-    the index exact and searches give the same pages. Each round is a new user with the same
+    """kill -9 of `notesctl pack` while it merges a user's segments, again and again: each of
+    a merge step's short transactions leaves the index exact (the merged segment stays hidden
+    until one transaction publishes it and retires its inputs), so after every kill `notesctl
+    check` finds the index exact and searches give the same pages, and the next pack removes
+    what the killed one left. Each round is a new user with the same
     19 unmerged segments, killed at a random moment of the time a whole pack took (a pack that
     ends first resets that time), so that most kills land inside the merge whatever the build's
     speed."""
@@ -303,14 +305,15 @@ class PackedPostings(unittest.TestCase):
         stack.notesctl("import", user, TIL, "--batch", "50", "--no-compact")
         rows = self.pages(stack, token)
         self.assertGreater(sum(len(p) for p in rows), 100)
+        # folded 256 notes per step (8 segments), then merged down to 4
         out = stack.notesctl("pack", user)
-        self.assertRegex(out.stdout, r"folded [1-9][0-9]+ notes into the search index's segments, "
-                                     r"merged 0 segments \(1 left\) for user %s" % user)
+        self.assertRegex(out.stdout, r"folded 1873 notes into the search index's segments, "
+                                     r"merged 5 segments \(4 left\) for user %s" % user)
         self.assertIn("packed 0 postings blocks for user %s" % user, out.stdout)
         self.assertEqual(self.pages(stack, token), rows)
         out = stack.notesctl("pack", user)
         self.assertIn("folded 0 notes into the search index's segments, merged 0 segments "
-                      "(1 left)", out.stdout)
+                      "(4 left)", out.stdout)
         if stack.backend == "sqlite":
             path = stack.db_url.split("db=", 1)[1]
             with sqlite3.connect(path, timeout=10) as db:
@@ -319,7 +322,7 @@ class PackedPostings(unittest.TestCase):
                     self.assertEqual(db.execute("SELECT COUNT(*) FROM %s WHERE user_id = ?" % table,
                                                 (uid,)).fetchone()[0], 0, table)
                 self.assertEqual(db.execute("SELECT COUNT(*) FROM index_segments WHERE user_id = ?",
-                                            (uid,)).fetchone()[0], 1)
+                                            (uid,)).fetchone()[0], 4)
         # a second user's import, compacted at its end (its note ids are its own, so ties
         # may order differently): as many results per query, and a clean check
         other, other_token = stack.create_user("segments-import")

@@ -135,6 +135,9 @@ BOOST_AUTO_TEST_CASE(ranges_are_checked) {
         {"max_body_bytes", "0", "max_body_bytes"},
         {"db_connect_timeout_s", "0", "db_connect_timeout_s"},
         {"snapshot_ttl_s", "0", "snapshot_ttl_s"},
+        {"merge_interval_ms", "-1", "merge_interval_ms"},
+        {"merge_interval_ms", "3600001", "merge_interval_ms"},
+        {"merge_fold_delay_ms", "-1", "merge_fold_delay_ms"},
     }, [](const Config& c) { return validate(c); });
 }
 
@@ -212,6 +215,8 @@ BOOST_AUTO_TEST_CASE(example_file_lists_the_defaults) {
     BOOST_TEST(c.max_body_bytes == d.max_body_bytes);
     BOOST_TEST(c.snapshot_ttl_s == d.snapshot_ttl_s);
     BOOST_TEST(c.log_level == d.log_level);
+    BOOST_TEST(c.merge_interval_ms == d.merge_interval_ms);
+    BOOST_TEST(c.merge_fold_delay_ms == d.merge_fold_delay_ms);
     // Every key appears in the example: setting each one there must have been possible.
     std::ifstream in(path);
     std::string line;
@@ -219,7 +224,7 @@ BOOST_AUTO_TEST_CASE(example_file_lists_the_defaults) {
     while (std::getline(in, line)) {
         if (!line.empty() && line[0] != '#') ++keys;
     }
-    BOOST_TEST(keys == 22);
+    BOOST_TEST(keys == 24);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

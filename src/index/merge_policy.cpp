@@ -1,0 +1,80 @@
+#include "index/merge_policy.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace notesd {
+
+namespace {
+
+// Tier 0 holds segments of up to tier_floor_notes live notes, tier t+1 up to merge_factor times
+// tier t's top.
+int tier_of(const MergePolicy& p, long long live) {
+    int t = 0;
+    const long long factor = static_cast<long long>(std::max<std::size_t>(p.merge_factor, 2));
+    for (long long top = std::max(p.tier_floor_notes, 1LL); live > top && t < 62; top *= factor) ++t;
+    return t;
+}
+
+// The ids of `picked` (indexes into s.segments) in the state's order.
+std::vector<long long> ids_of(const IndexState& s, std::vector<std::size_t> picked) {
+    std::sort(picked.begin(), picked.end());
+    std::vector<long long> out;
+    for (std::size_t i : picked) out.push_back(s.segments[i].id);
+    return out;
+}
+
+// The n smallest (live notes; the older first among equals) of these segments.
+std::vector<std::size_t> smallest(const IndexState& s, std::vector<std::size_t> of, std::size_t n) {
+    std::stable_sort(of.begin(), of.end(), [&](std::size_t a, std::size_t b) {
+        return s.segments[a].live < s.segments[b].live;
+    });
+    of.resize(std::min(n, of.size()));
+    return of;
+}
+
+bool fold_due(const MergePolicy& p, const IndexState& s, long long since, long long now) {
+    if (s.pending_notes <= 0) return false;
+    return p.force || s.pending_notes >= p.fold_min_notes ||
+           (since > 0 && now - since >= p.fold_delay_us);
+}
+
+}  // namespace
+
+MergePlan plan_merge(const MergePolicy& p, const IndexState& s, long long pending_since_us,
+                     long long now_us) {
+    MergePlan out;
+    // Rows first: they are the slowest to read and each step's fold is bounded.
+    if (fold_due(p, s, pending_since_us, now_us)) {
+        out.fold_notes = std::min(s.pending_notes, std::max(p.fold_batch_notes, 1LL));
+        out.fold_postings = std::max(p.fold_batch_postings, 1LL);
+        return out;
+    }
+    const std::size_t n = s.segments.size();
+    std::vector<std::size_t> dead, all;
+    for (std::size_t i = 0; i < n; ++i) {
+        all.push_back(i);
+        if (s.segments[i].live * 2 < s.segments[i].notes) dead.push_back(i);
+    }
+    // Mostly dead notes: rewritten without them (an empty result is just dropped).
+    if (!dead.empty()) {
+        out.merge = ids_of(s, dead);
+        return out;
+    }
+    const std::size_t max_segments = std::max<std::size_t>(p.max_segments, 1);
+    if (!p.force) {
+        const std::size_t factor = std::max<std::size_t>(p.merge_factor, 2);
+        std::map<int, std::vector<std::size_t>> tiers;
+        for (std::size_t i = 0; i < n; ++i) tiers[tier_of(p, s.segments[i].live)].push_back(i);
+        for (const auto& [tier, members] : tiers)
+            if (members.size() >= factor) {
+                out.merge = ids_of(s, smallest(s, members, factor));
+                return out;
+            }
+    }
+    // Too many whatever their sizes: the smallest become one, leaving max_segments.
+    if (n > max_segments) out.merge = ids_of(s, smallest(s, all, n - max_segments + 1));
+    return out;
+}
+
+}  // namespace notesd

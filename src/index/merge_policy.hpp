@@ -1,0 +1,58 @@
+// The index's merge policy (issue 19): which bounded step keeps a user's search index small
+// next. Pure (no I/O): SociStore's compact_index (notesctl pack) and the background merger
+// (server/merger.hpp) ask it for one step at a time and run it, the store bounding how long a
+// step holds the user's writer lock (store/segments.hpp).
+//
+// Tiered, as Lucene's policy: postings rows (API writes) are folded into a small segment once
+// there are enough of them or the oldest has waited long enough, a bounded number of notes per
+// step; segments of one size tier (sizes within a factor of merge_factor of each other) are
+// merged once merge_factor of them gather, so a note is rewritten about log(N) times; a
+// segment mostly of dead notes is rewritten without them; past max_segments the smallest are
+// merged whatever their tiers.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace notesd {
+
+struct MergePolicy {
+    long long fold_min_notes = 64;            ///< fold once this many notes have postings rows
+    long long fold_delay_us = 30000000;       ///< or once the first of them waited this long
+    long long fold_batch_notes = 32;          ///< notes folded per step at most
+    /// and postings: a step stops adding notes once it has this many (it deletes a row per
+    /// posting with the user locked, about 3-6 us each on SQLite here)
+    long long fold_batch_postings = 2000;
+    std::size_t merge_factor = 4;             ///< segments of one tier merged together
+    long long tier_floor_notes = 64;          ///< live notes of the smallest tier's top
+    std::size_t max_segments = 8;             ///< more: the smallest are merged, tiers aside
+    /// notesctl pack: fold every row now and merge down to max_segments without waiting for a
+    /// tier to fill.
+    bool force = false;
+};
+
+/// A segment as the policy sees it.
+struct SegmentStat {
+    long long id = 0;
+    long long notes = 0, live = 0;
+};
+
+/// The user's index as the policy sees it.
+struct IndexState {
+    long long pending_notes = 0;          ///< notes whose postings are rows (capped by the store)
+    std::vector<SegmentStat> segments;    ///< oldest first
+};
+
+/// One step: fold `fold_notes` notes' rows into a new segment, or merge the segments `merge`
+/// into one (never both); neither when the index is as the policy wants it.
+struct MergePlan {
+    long long fold_notes = 0;
+    long long fold_postings = 0;  ///< the fold stops adding notes once it has this many
+    std::vector<long long> merge;  ///< segment ids, in the state's order
+    bool idle() const { return fold_notes == 0 && merge.empty(); }
+};
+
+/// pending_since_us: when the caller first saw rows pending (0: unknown, as now).
+MergePlan plan_merge(const MergePolicy& p, const IndexState& s, long long pending_since_us,
+                     long long now_us);
+
+}  // namespace notesd

@@ -1,0 +1,190 @@
+#include "server/merger.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "base/log.hpp"
+#include "base/util.hpp"
+#include "store/store.hpp"
+
+namespace notesd {
+
+namespace {
+
+// Steps per user in one pass: a user with much to merge does not hold up the others for long.
+constexpr int kStepsPerUserPass = 64;
+
+extern "C" void on_merger_term(int) {
+    // Every transaction of a step is atomic and every state between them is exact (what
+    // SIGKILL tests show), so a stop need not wait for a long merge to end.
+    _exit(0);
+}
+
+void setup_merger_signals() {
+    struct sigaction sa {};
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2}) sigaction(sig, &sa, nullptr);
+    sa.sa_handler = SIG_IGN;  // the master turns Ctrl-C and hang-ups into SIGTERM
+    for (int sig : {SIGINT, SIGHUP, SIGPIPE}) sigaction(sig, &sa, nullptr);
+    sa.sa_handler = on_merger_term;
+    sigaction(SIGTERM, &sa, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1) _exit(0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);  // the master blocks everything across fork
+}
+
+long long now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+void sleep_ms(int ms) {
+    timespec t{ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {
+    }
+}
+
+class Merger {
+public:
+    explicit Merger(const Config& cfg) : cfg_(cfg), policy_(merger_policy(cfg)) {}
+
+    void pass() {
+        if (!store_) {
+            store_ = open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
+            // as a worker: no WAL checkpoint inside a commit, one after each step instead
+            store_->defer_housekeeping();
+        }
+        for (const UserInfo& u : store_->list_users()) user(u.id);
+    }
+    void forget_store() { store_.reset(); }
+
+private:
+    void user(long long id) {
+        if (cleaned_.insert(id).second) {
+            const long long dropped = store_->drop_interrupted_merges(id);
+            if (dropped > 0) log_info("merger removed interrupted merges", {{"user", id}, {"segments", dropped}});
+        }
+        for (int i = 0; i < kStepsPerUserPass; ++i) {
+            const IndexState s = store_->index_state(id);
+            const long long now = now_us();
+            if (s.pending_notes > 0) pending_since_.emplace(id, now);
+            else pending_since_.erase(id);
+            const auto since = pending_since_.find(id);
+            const MergePlan plan =
+                plan_merge(policy_, s, since == pending_since_.end() ? 0 : since->second, now);
+            if (plan.idle()) return;
+            const IndexStep step = store_->run_index_step(id, plan);
+            store_->housekeeping();
+            longest_us_ = std::max(longest_us_, step.longest_write_us);
+            log_info("merge step", {{"user", id},
+                                    {"folded_notes", step.folded_notes},
+                                    {"merged_segments", step.merged_segments},
+                                    {"lost", step.lost ? "yes" : "no"},
+                                    {"transactions", step.write_transactions},
+                                    {"longest_write_us", step.longest_write_us},
+                                    {"longest_write", step.longest_write_op},
+                                    {"longest_write_us_ever", longest_us_}});
+        }
+    }
+
+    const Config& cfg_;
+    const MergePolicy policy_;
+    std::unique_ptr<Store> store_;
+    std::set<long long> cleaned_;                 // users whose interrupted merges are gone
+    std::map<long long, long long> pending_since_;  // user -> when rows were first seen pending
+    long long longest_us_ = 0;
+};
+
+}  // namespace
+
+void MergerChild::start_if_due(const Config& cfg, const int close_fd[2]) {
+    if (pid_ != 0 || cfg.merge_interval_ms <= 0 || Clock::now() < start_at_) return;
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(close_fd[0]);
+        close(close_fd[1]);
+        run_merger(cfg);
+    }
+    const int e = errno;
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    started_ = Clock::now();
+    if (pid < 0) {
+        log_error("fork of the merger failed", {{"error", std::strerror(e)}});
+        start_at_ = started_ + std::chrono::seconds(1);
+        return;
+    }
+    pid_ = pid;
+    log_info("merger started", {{"merger", static_cast<long long>(pid)}});
+}
+
+bool MergerChild::on_exit(pid_t pid, const std::string& status, bool clean, bool stopping,
+                          int backoff_max_ms) {
+    if (pid != pid_ || pid == 0) return false;
+    pid_ = 0;
+    const auto now = Clock::now();
+    if (stopping) {
+        log_info("merger exited", {{"merger", static_cast<long long>(pid)}, {"status", status}});
+        return true;
+    }
+    // A merger that ran for a while before dying does not inherit the old back-off.
+    if (clean || now - started_ > std::chrono::seconds(10)) backoff_ms_ = 0;
+    backoff_ms_ = backoff_ms_ == 0 ? std::min(100, backoff_max_ms) : std::min(backoff_ms_ * 2, backoff_max_ms);
+    start_at_ = now + std::chrono::milliseconds(backoff_ms_);
+    log_error("merger died; restarting", {{"merger", static_cast<long long>(pid)}, {"status", status},
+                                          {"backoff_ms", backoff_ms_}});
+    return true;
+}
+
+pid_t MergerChild::release() {
+    const pid_t pid = pid_;
+    pid_ = 0;
+    start_at_ = {};
+    return pid;
+}
+
+std::optional<MergerChild::Clock::time_point> MergerChild::next_start(const Config& cfg) const {
+    if (pid_ != 0 || cfg.merge_interval_ms <= 0) return std::nullopt;
+    return start_at_;
+}
+
+MergePolicy merger_policy(const Config& cfg) {
+    MergePolicy p;
+    p.fold_delay_us = static_cast<long long>(cfg.merge_fold_delay_ms) * 1000;
+    return p;
+}
+
+void run_merger(const Config& cfg) {
+    setup_merger_signals();
+    log_info("merger running", {{"interval_ms", cfg.merge_interval_ms},
+                                {"fold_delay_ms", cfg.merge_fold_delay_ms}});
+    Merger m(cfg);
+    for (;;) {
+        try {
+            m.pass();
+        } catch (const std::exception& e) {
+            // a database outage or a malformed segment: tried again on the next pass
+            log_warn("merge pass failed", {{"error", e.what()}});
+            m.forget_store();
+        }
+        sleep_ms(cfg.merge_interval_ms);
+    }
+}
+
+}  // namespace notesd

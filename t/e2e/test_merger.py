@@ -1,0 +1,174 @@
+"""The background merger (issue 19, server/merger.hpp): a child of the master folds the postings
+rows that API writes leave into segments and merges segments, in bounded steps, without
+`notesctl pack`; searches give the same pages throughout and `notesctl check` finds the index
+exact, also when the merger is killed with SIGKILL again and again in the middle of merges."""
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+from harness import Stack
+from test_import import TIL, md_files, search_pages
+
+# A merger that acts at once: passes every 50 ms, rows folded after 200 ms, restarted 100 ms
+# after it dies.
+MERGER = {"merge_interval_ms": 50, "merge_fold_delay_ms": 200, "respawn_backoff_max_ms": 100}
+
+STEP = re.compile(r'msg="merge step" user=(\d+) folded_notes=(\d+) merged_segments=(\d+) '
+                  r'lost=(\w+) transactions=(\d+) longest_write_us=(\d+) longest_write=(\w+)')
+
+
+def steps(stack):
+    """(user, folded, merged, lost, transactions, longest_write_us, its op) of each merge step
+    so far."""
+    return [(int(m[0]), int(m[1]), int(m[2]), m[3] == "yes", int(m[4]), int(m[5]), m[6])
+            for m in STEP.findall(stack.logs())]
+
+
+def merger_pid(stack):
+    found = re.findall(r'msg="merger started" merger=(\d+)', stack.logs())
+    return int(found[-1]) if found else None
+
+
+def wait_for(test, predicate, what, timeout=60.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.05)
+    test.fail("timed out waiting for " + what)
+
+
+def wait_quiet(stack, quiet=1.5, timeout=120.0):
+    """Until no merge step was logged for `quiet` seconds."""
+    end = time.monotonic() + timeout
+    seen, since = len(steps(stack)), time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.1)
+        n = len(steps(stack))
+        if n != seen:
+            seen, since = n, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+    raise AssertionError("the merger did not settle")
+
+
+def create(test, stack, token, content):
+    r = stack.request("POST", "/v2/notes", body={"content": content}, token=token)
+    test.assertEqual(r.status, 200, r.text)
+    return r.json()["id"]
+
+
+def longest(stack):
+    """The longest write transaction of any merge step: "N.N ms (op)"."""
+    s = max(steps(stack), key=lambda s: s[5], default=None)
+    return "%.1f ms (%s)" % (s[5] / 1000.0, s[6]) if s else "none"
+
+
+class FoldsApiWrites(unittest.TestCase):
+    """API writes leave postings rows; the merger folds them into segments (a bounded batch of
+    notes per transaction) and merges the segments, with no pack: a pack afterwards finds
+    nothing to fold, searches give the pages they gave before, check finds the index exact."""
+
+    def test_rows_folded_and_merged_in_the_background(self):
+        files = sorted(md_files(TIL))[:160]
+        self.assertEqual(len(files), 160, "the shared corpus is missing: %s" % TIL)
+        with Stack(config=MERGER) as stack:
+            user, token = stack.create_user("apiwriter")
+            ids = []
+            for f in files:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    ids.append(create(self, stack, token, fh.read()))
+            wait_for(self, lambda: sum(s[1] for s in steps(stack)) == 160, "160 notes folded")
+            # Updates and deletes of folded notes: dead in their segments, rows for the new
+            # versions, folded again.
+            for i in ids[:20]:
+                r = stack.request("PATCH", "/v2/notes/" + i, token=token,
+                                  body={"content": "# rewritten %s\n\ngit rebase and python list" % i,
+                                        "version": 1})
+                self.assertEqual(r.status, 200, r.text)
+            for i in ids[20:30]:
+                self.assertEqual(stack.request("DELETE", "/v2/notes/" + i, token=token).status, 200)
+            pages = search_pages(self, stack, token)
+            self.assertGreater(sum(len(p) for p in pages), 20)
+            wait_for(self, lambda: sum(s[1] for s in steps(stack)) == 180, "180 notes folded")
+            wait_quiet(stack)
+            done = steps(stack)
+            self.assertGreater(sum(s[2] for s in done), 0, "no segments merged")
+            self.assertFalse(any(s[3] for s in done))
+            self.assertEqual(search_pages(self, stack, token), pages)
+            out = stack.notesctl("check", user, check=False)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            out = stack.notesctl("pack", user)
+            self.assertRegex(out.stdout, r"folded 0 notes into the search index's segments, "
+                                         r"merged 0 segments \([1-4] left\)")
+            self.assertEqual(search_pages(self, stack, token), pages)
+            sys.stderr.write("FoldsApiWrites: %d merge steps, longest write transaction %s\n"
+                             % (len(done), longest(stack)))
+            self.assertEqual(stack.integrity_problems(), [])
+
+
+class KillLoopDuringBackgroundMerge(unittest.TestCase):
+    """SIGKILL of the merger, again and again, while it merges the segments of users that
+    `notesctl import` writes (batches of 100 notes: a segment each): every transaction of a
+    merge step leaves an exact index, so after each round `notesctl check` finds it exact and
+    searches give the same pages; the restarted merger removes what the killed one left (its
+    log line shows that kills landed inside merges)."""
+    ROUNDS = 5
+
+    def kill_merger(self, stack, rnd, seen):
+        time.sleep(rnd.uniform(0.02, 0.25))
+        pid = merger_pid(stack)
+        if pid is None or pid in seen:
+            return 0
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return 0
+        seen.add(pid)
+        return 1
+
+    def test_kill_merger_loop_then_check(self):
+        self.assertTrue(os.path.isdir(TIL), "the shared corpus is missing: %s" % TIL)
+        rnd = random.Random(19)
+        with Stack(config=MERGER) as stack:
+            killed, seen = 0, set()
+            for i in range(self.ROUNDS):
+                user, token = stack.create_user("killmerger%d" % i)
+                cmd = [stack.binary("notesctl"), "--db", stack.db_url, "import", user, TIL,
+                       "--batch", "100", "--no-compact"]
+                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        env=stack._env())
+                while proc.poll() is None:
+                    killed += self.kill_merger(stack, rnd, seen)
+                self.assertEqual(proc.wait(), 0, proc.stderr.read())
+                proc.stderr.close()
+                pages = search_pages(self, stack, token)
+                for _ in range(3):  # the merges of this user's segments
+                    wait_for(self, lambda: merger_pid(stack) not in seen, "a new merger")
+                    killed += self.kill_merger(stack, rnd, seen)
+                out = stack.notesctl("check", user, check=False)
+                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                self.assertEqual(search_pages(self, stack, token), pages)
+            wait_for(self, lambda: merger_pid(stack) not in seen, "a new merger")
+            wait_quiet(stack)
+            for i in range(self.ROUNDS):
+                out = stack.notesctl("check", "killmerger%d" % i, check=False)
+                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            logs = stack.logs()
+            interrupted = len(re.findall(r'msg="merger removed interrupted merges"', logs))
+            died = len(re.findall(r'msg="merger died; restarting"', logs))
+            sys.stderr.write("KillLoopDuringBackgroundMerge: %d kills, %d inside a merge, %d merge "
+                             "steps, longest write transaction %s\n"
+                             % (killed, interrupted, len(steps(stack)), longest(stack)))
+            self.assertEqual(died, killed)
+            self.assertGreaterEqual(interrupted, 3, "the kills missed the merges")
+            self.assertEqual(stack.integrity_problems(), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

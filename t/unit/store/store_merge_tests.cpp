@@ -1,0 +1,147 @@
+// Merges in steps (store/segments.hpp, segment_merge.cpp): a merge reads its inputs and writes
+// its blocks outside the user's lock, so another connection marks notes dead meanwhile; the
+// publish carries those deletions over, and loses (changing nothing) when its inputs or its
+// unpublished row went away. Every backend (two connections to the same database).
+#include <boost/test/unit_test.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <soci/soci.h>
+
+#include "store/dialect.hpp"
+#include "store/segments.hpp"
+#include "store_fixture.hpp"
+
+using namespace notesd;
+using namespace notesd::test;
+
+namespace {
+
+struct Conn {
+    Conn(const DbTarget& t, const Dialect& d)
+        : dialect(d), session(d.factory(), t.soci_params),
+          segments(session, d, detail::make_segment_block_reader(t.backend, session, d)) {}
+    // f with the user "locked" (a write transaction, as SociStore's locked_write opens one)
+    template <class F>
+    void write(long long u, F&& f) {
+        session << dialect.begin_write();
+        segments.begin_write(u);
+        f();
+        session << "COMMIT";
+    }
+    const Dialect& dialect;
+    soci::session session;
+    detail::Segments segments;
+};
+
+// Three notes with times base+0..2, each holding "alpha" and a term of its own.
+void add_segment(Conn& c, long long u, long long base) {
+    c.write(u, [&] {
+        SegmentBuilder b;
+        for (long long i = 0; i < 3; ++i)
+            b.add(SegmentNote{base + i, base + i, 7, base, 0, 1, 2},
+                  {SegmentTerm{"alpha", 1, 0, "0"}, SegmentTerm{"own" + std::to_string(base + i), 0, 1, "1"}});
+        c.segments.flush(u, b);
+    });
+}
+
+std::vector<TermPosting> postings(Conn& c, long long u, const std::string& term) {
+    std::vector<TermPosting> out;
+    c.segments.term_postings(u, term, SearchFilter{}, 100, false, nullptr, out);
+    return out;
+}
+
+// A merge of all the user's segments up to its publish: (unpublished id, inputs, table).
+struct Built {
+    long long id = 0;
+    std::vector<detail::SegmentRef> inputs;
+    std::string table;
+};
+Built build(Conn& m, long long u) {
+    Built out;
+    out.inputs = m.segments.of_user(u);
+    m.write(u, [&] { out.id = m.segments.insert_unpublished(u); });
+    std::vector<SegmentInput> in;
+    for (const detail::SegmentRef& r : out.inputs) in.push_back(m.segments.input_of(r));
+    std::vector<SegmentBlock> blocks;
+    out.table = merge_segments(in, [&](SegmentBlock&& b) { blocks.push_back(std::move(b)); });
+    m.write(u, [&] { m.segments.insert_blocks(u, out.id, blocks); });
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(store_merge)
+
+BOOST_FIXTURE_TEST_CASE(publish_carries_over_deletions_made_during_the_merge, StoreFixture) {
+    const long long u = user("merge-steps");
+    const std::unique_ptr<Dialect> d = make_dialect(target.backend);
+    Conn merger(target, *d), writer(target, *d);
+    add_segment(writer, u, 100);
+    add_segment(writer, u, 200);
+    const Built b = build(merger, u);
+    BOOST_REQUIRE_EQUAL(b.inputs.size(), 2u);
+    // unpublished: no reader sees it, its blocks are skipped
+    BOOST_CHECK_EQUAL(writer.segments.of_user(u).size(), 2u);
+    BOOST_CHECK_EQUAL(postings(writer, u, "alpha").size(), 6u);
+    // meanwhile a write marks a note of the first input dead
+    writer.write(u, [&] {
+        BOOST_CHECK(writer.segments.remove_note(u, 101, 101, 7));
+        SegmentBuilder none;
+        writer.segments.flush(u, none);
+    });
+    detail::Segments::Publish done = detail::Segments::Publish::lost;
+    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.table); });
+    BOOST_CHECK(done == detail::Segments::Publish::published);
+    const std::vector<detail::SegmentRef> now = writer.segments.of_user(u);
+    BOOST_REQUIRE_EQUAL(now.size(), 1u);
+    BOOST_CHECK_EQUAL(now[0].id, b.id);
+    BOOST_CHECK_EQUAL(now[0].live.notes(), 6);
+    BOOST_CHECK_EQUAL(now[0].live.live_count(), 5);
+    BOOST_CHECK_EQUAL(now[0].stored_live_count, 5);
+    const std::vector<TermPosting> alpha = postings(writer, u, "alpha");
+    BOOST_CHECK_EQUAL(alpha.size(), 5u);
+    for (const TermPosting& p : alpha) BOOST_CHECK_NE(p.updated_us, 101);
+    BOOST_CHECK(postings(writer, u, "own101").empty());
+    BOOST_CHECK_EQUAL(postings(writer, u, "own202").size(), 1u);
+    // the inputs are hidden, dropping; once dropped their blocks are gone
+    std::vector<long long> hidden;
+    merger.write(u, [&] { hidden = merger.segments.mark_hidden_dropping(u); });
+    BOOST_CHECK_EQUAL(hidden.size(), 2u);
+    for (long long id : hidden) merger.write(u, [&] { merger.segments.delete_dropped(id); });
+    long long blocks = 0;
+    merger.session << "SELECT " + d->count_star() + " FROM segment_blocks WHERE user_id = :u",
+        soci::into(blocks), soci::use(u, "u");
+    BOOST_CHECK_EQUAL(blocks, 7);  // the merged segment's: alpha and the six own terms
+    BOOST_CHECK_EQUAL(postings(writer, u, "alpha").size(), 5u);
+}
+
+BOOST_FIXTURE_TEST_CASE(publish_loses_when_its_inputs_or_row_went_away, StoreFixture) {
+    const long long u = user("merge-lost");
+    const std::unique_ptr<Dialect> d = make_dialect(target.backend);
+    Conn merger(target, *d), other(target, *d);
+    add_segment(other, u, 100);
+    add_segment(other, u, 200);
+    // another process's cleanup (drop_interrupted_merges) takes the unpublished row
+    Built b = build(merger, u);
+    other.write(u, [&] { BOOST_CHECK_EQUAL(other.segments.mark_hidden_dropping(u).size(), 1u); });
+    detail::Segments::Publish done = detail::Segments::Publish::published;
+    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.table); });
+    BOOST_CHECK(done == detail::Segments::Publish::lost);
+    BOOST_CHECK_EQUAL(other.segments.of_user(u).size(), 2u);
+    BOOST_CHECK_EQUAL(postings(other, u, "alpha").size(), 6u);
+    // another merge took an input first
+    b = build(merger, u);
+    const Built first = build(other, u);
+    other.write(u, [&] { other.segments.publish(u, first.id, first.inputs, first.table); });
+    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.table); });
+    BOOST_CHECK(done == detail::Segments::Publish::lost);
+    const std::vector<detail::SegmentRef> now = merger.segments.of_user(u);
+    BOOST_REQUIRE_EQUAL(now.size(), 1u);
+    BOOST_CHECK_EQUAL(now[0].id, first.id);
+    BOOST_CHECK_EQUAL(postings(merger, u, "alpha").size(), 6u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
