@@ -25,7 +25,9 @@ NOTESD_TEST_PGSQL: CI has both); without it the class is reported as skipped.
   tablespace there; the servers' logs stay on their disk), filled up: a table takes rows while
   its allocated pages have room, so searches and note creates are 200 until their table must
   grow, then the JSON 503 with fault=disk_full (MariaDB 1114, PostgreSQL 53100), lists 200;
-  the space freed, every request is 200 from the same worker.
+  after that a write is 200 or the JSON 503 (PostgreSQL keeps the pages a failed write added),
+  and every note that answered 200 reads back once the space is freed; then every request is
+  200 from the same worker.
 
 The full-disk rows mount a tmpfs: run as root (CI does).
 
@@ -320,18 +322,26 @@ class ServerFault(faultlib.FaultCase):
         try:
             self.first_unavailable(self.search, "search")
             self.first_unavailable(self.create_note, "note create")
+            answered = []  # notes created with the disk full: each must survive it
             for i in range(3):
-                # A search writes a snapshot row only when no equal one is open, and a row
-                # fits while its table's pages have room: either 200 or the JSON 503.
+                # A row fits while its table's pages have room, and on PostgreSQL the pages a
+                # failed write added stay for the next one: a search (its snapshot row) or a
+                # create is either 200 or the JSON 503, never anything else.
                 r = self.search()
                 if r.status != 200:
                     self.assert_unavailable(r, "search %d with the disk full" % i)
                 self.assert_ok(self.list_notes(), "notes list %d with the disk full" % i)
-                self.assert_unavailable(self.create_note(), "note create %d with the disk full"
-                                        % i)
+                r = self.create_note()
+                if r.status == 200:
+                    answered.append(r.json()["id"])
+                else:
+                    self.assert_unavailable(r, "note create %d with the disk full" % i)
         finally:
             os.unlink(filler)
         self.assert_all_ok()
+        for note_id in answered:  # a write that answered 200 is durable
+            self.assert_ok(self.stack.request("GET", "/v2/notes/" + note_id, token=self.token),
+                           "note %s created with the disk full, read after" % note_id)
         self.assert_ok(self.create_note("# written after the fault"), "note create after")
         self.assertEqual(self.stack.worker_pids(), self.worker, "the worker was replaced")
         self.assert_no_crash()
