@@ -10,7 +10,7 @@ Parts, in order:
   openapi       doc/openapi.yaml linted by Redocly's CLI (tools/openapi, pinned; `make
                 lint-openapi`), and B/doc/openapi.json (what nginx serves) checked to be that YAML
   unit          B/t/unit_tests (Boost.Test), counted test case by test case from its XML report
-  store (X)     `unit_tests --run_test=store:store_search:store_merge` again with NOTESD_TEST_DB set, once
+  store (X)     `unit_tests --run_test=store:store_search:store_merge:store_pending` again with NOTESD_TEST_DB set, once
                 per database server given in the environment: NOTESD_TEST_MYSQL,
                 NOTESD_TEST_PGSQL (SOCI connection strings)
   e2e           every t/e2e/test_*.py (stdlib unittest; each test method counts one), each
@@ -62,7 +62,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 STORE_BACKENDS = (("mysql", "NOTESD_TEST_MYSQL"), ("pgsql", "NOTESD_TEST_PGSQL"))
-STORE_SUITES = "store:store_search:store_merge"
+STORE_SUITES = "store:store_search:store_merge:store_pending"
 # e2e backends: (name for NOTESD_E2E_DB, the variable holding the server's connection string)
 E2E_SERVERS = (("mysql", "NOTESD_TEST_MYSQL"), ("postgresql", "NOTESD_TEST_PGSQL"))
 UNIT_TIMEOUT_S = 600

@@ -153,6 +153,13 @@ bool each_segment_posting(std::string_view data, long long notes, Fn&& fn) {
     }
     return r.done();
 }
+/// Whether the note passes the filter's time bounds and flags (collections are the caller's).
+inline bool passes_filter(const SegmentNote& n, const SearchFilter& f) {
+    return n.updated_us >= f.updated.min_us && n.updated_us <= f.updated.max_us &&
+           n.created_us >= f.created.min_us && n.created_us <= f.created.max_us &&
+           (f.flags_any == 0 || (n.flags & f.flags_any) != 0);
+}
+
 /// A posting of a segment note as search reads it (positions only when asked).
 inline TermPosting segment_posting(const SegmentNote& n, const SegmentPosting& p, bool with_positions) {
     return TermPosting{n.uid_hi, n.uid_lo, n.updated_us, static_cast<int>(p.title_tf),

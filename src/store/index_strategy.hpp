@@ -46,6 +46,8 @@ struct IndexDelta {
     std::vector<Op> ops;                            // in the order made
     /// The notes added go into `segment` instead of postings rows (a large batch).
     bool to_segment = false;
+    /// The notes written go into pending rows (store/pending_notes.hpp): an API write.
+    bool to_pending = false;
     SegmentBuilder segment;
     std::vector<std::pair<std::string, int>> df;    // (term, +1 or -1)
     long long notes = 0, collections = 0, title_tokens = 0, body_tokens = 0;

@@ -44,12 +44,6 @@ Segments::Statements::Statements(soci::session& s, const Dialect& d)
 
 namespace {
 
-bool passes(const SegmentNote& n, const SearchFilter& f) {
-    return n.updated_us >= f.updated.min_us && n.updated_us <= f.updated.max_us &&
-           n.created_us >= f.created.min_us && n.created_us <= f.created.max_us &&
-           (f.flags_any == 0 || (n.flags & f.flags_any) != 0);
-}
-
 [[noreturn]] void malformed(long long segment_id, const char* what) {
     throw std::runtime_error("index segment " + std::to_string(segment_id) + ": malformed " + what);
 }
@@ -203,7 +197,7 @@ bool read_runs(SegmentBlockReader& blocks, long long user_id, const std::string&
             if (p.ordinal > r->last) return !(r->done = true);
             if (p.ordinal < r->first || !s.live.live(p.ordinal)) return true;
             const SegmentNote& n = (*s.notes)[static_cast<std::size_t>(p.ordinal)];
-            if (!passes(n, f) || (keep && !keep(n))) return true;
+            if (!passes_filter(n, f) || (keep && !keep(n))) return true;
             r->postings.push_back(segment_posting(n, p, with_positions));
             return !(r->done = ++r->taken >= limit);
         });

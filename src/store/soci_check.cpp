@@ -146,7 +146,7 @@ public:
 
     // The postings (rows and the segments' live notes) and term_df against the rebuild, term
     // by term: a note in both, or in two segments, counts twice and differs.
-    void postings(const Rebuilt& r, detail::Segments& segments) {
+    void postings(const Rebuilt& r, detail::Segments& segments, detail::PendingNotes& pending) {
         std::unordered_map<std::string, RowSet> actual;
         std::vector<std::string> broken;
         segments.each_posting(u_, [&](const std::string& t, const SegmentNote& n, const SegmentPosting& p) {
@@ -166,6 +166,15 @@ public:
         while (st.fetch())
             actual[term].add(posting_row(updated, hi, lo, created, flags, tfs, lens, pos));
         row_notes();
+        const detail::PendingList entries = pending.of_user(u_);
+        for (const auto& e : entries) {
+            const SegmentNote& n = e->note;
+            for (const SegmentTerm& t : e->terms)
+                actual[t.term].add(posting_row(n.updated_us, n.uid_hi, n.uid_lo, n.created_us, n.flags,
+                                               pack_pair(t.title_tf, t.body_tf),
+                                               pack_pair(n.title_len, n.body_len), t.pos));
+        }
+        pending_notes(entries);
         for (const auto& [t, rows] : r.postings) {
             auto it = actual.find(t);
             const long long have = it == actual.end() ? 0 : it->second.rows;
@@ -178,7 +187,7 @@ public:
             if (!r.postings.count(t))
                 problems.add("postings", "postings of term '" + t + "': " + std::to_string(rows.rows) +
                                              " rows of notes that do not hold it");
-        term_df(r);
+        term_df(r, entries);
     }
 
     // A note is either live or trashed.
@@ -231,7 +240,28 @@ private:
         return links;
     }
 
-    void term_df(const Rebuilt& r) {
+    // Each pending entry with terms belongs to a note of the user at that version, and the
+    // ones of gone notes (only `minus` left) to no live note.
+    void pending_notes(const detail::PendingList& entries) {
+        long long id = 0, updated = 0;
+        std::string uuid;
+        soci::statement st = Prep(sql_, "SELECT uuid, updated_us FROM notes WHERE id = :id AND "
+                                        "user_id = :u")
+                                 .out(uuid).out(updated).in(id, "id").in(u_, "u").done();
+        for (const auto& e : entries) {
+            if (e->note_id == 0) {
+                if (!e->terms.empty()) problems.add("pending", "a pending entry of a gone note has terms");
+                continue;
+            }
+            id = e->note_id;
+            long long hi = 0, lo = 0;
+            if (detail::fetch_one(st)) detail::uuid_halves(uuid, hi, lo);
+            if (hi != e->note.uid_hi || lo != e->note.uid_lo || updated != e->note.updated_us)
+                problems.add("pending", "pending entry " + std::to_string(e->id) +
+                                            " does not name its note's current version");
+        }
+    }
+    void term_df(const Rebuilt& r, const detail::PendingList& entries) {
         std::string term;
         long long df = 0;
         std::map<std::string, long long> dfs;
@@ -239,6 +269,11 @@ private:
                                  .out(term).out(df).in(u_, "u").done();
         ds.execute();
         while (ds.fetch()) dfs[term] = df;
+        for (const auto& e : entries) {  // what a search counts: term_df moved by the entries
+            for (const SegmentTerm& t : e->terms) ++dfs[t.term];
+            for (const std::string& t : e->minus) --dfs[t];
+        }
+        for (auto it = dfs.begin(); it != dfs.end();) it = it->second == 0 ? dfs.erase(it) : std::next(it);
         for (const auto& [t, rows] : r.postings) {
             auto it = dfs.find(t);
             const long long got = it == dfs.end() ? 0 : it->second;
@@ -261,7 +296,7 @@ std::vector<std::string> SociStore::check_user(long long user_id) {
         UserCheck check(sql_, *dialect_, user_id);
         const Rebuilt rebuilt = check.rebuild();
         check.collections(check.user_counts(rebuilt));
-        check.postings(rebuilt, segments_);
+        check.postings(rebuilt, segments_, pending_);
         for (const std::string& p : index_->check_packed_copy(user_id)) check.problems.add("packed", p);
         check.trash();
         for (const std::string& p : time_counts().check(user_id)) check.problems.add("time counts", p);

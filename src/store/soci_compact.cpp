@@ -83,6 +83,7 @@ IndexState SociStore::index_state(long long user_id) {
                        "postings WHERE user_id = :u" + dialect_->limit_clause() + ") pending")
                 .out(s.pending_notes).in(u, "u").in(cap, "lim").done();
         detail::fetch_one(pending);
+        s.pending_notes += pending_.count(user_id);
         for (const detail::SegmentRef& r : segments_.of_user(user_id))
             s.segments.push_back(SegmentStat{r.id, r.live.notes(), r.live.live_count()});
         return s;
@@ -91,8 +92,13 @@ IndexState SociStore::index_state(long long user_id) {
 
 IndexStep SociStore::run_index_step(long long user_id, const MergePlan& plan) {
     IndexStep step;
+    // API writes' pending entries first; then any postings rows (smaller imports, older data).
     if (plan.fold_notes > 0)
-        step_write("fold_rows", user_id, step, [&] { step.folded_notes = fold_rows(user_id, plan.fold_notes, plan.fold_postings); });
+        step_write("fold", user_id, step, [&] {
+            step.folded_notes = fold_pending(user_id, plan.fold_notes, plan.fold_postings);
+            if (step.folded_notes == 0)
+                step.folded_notes = fold_rows(user_id, plan.fold_notes, plan.fold_postings);
+        });
     else if (!plan.merge.empty())
         merge_step(user_id, plan.merge, step);
     return step;
@@ -169,6 +175,25 @@ void SociStore::merge_step(long long user_id, const std::vector<long long>& ids,
     for (long long id : dropped) drop_segment(id, step);
 }
 
+// Each entry's terms go into the new segment; term_df gains them and loses its `minus`.
+long long SociStore::fold_pending(long long user_id, long long max_notes, long long max_postings) {
+    std::vector<detail::PendingEntry> entries = pending_.oldest(user_id, max_notes);
+    detail::IndexDelta delta;
+    delta.to_segment = true;
+    long long folded = 0, postings = 0;
+    for (detail::PendingEntry& e : entries) {
+        if (folded > 0 && postings >= max_postings) break;
+        ++folded;
+        postings += static_cast<long long>(e.terms.size());
+        for (std::string& t : e.minus) delta.df.emplace_back(std::move(t), -1);
+        for (const SegmentTerm& t : e.terms) delta.df.emplace_back(t.term, +1);
+        if (!e.terms.empty()) delta.segment.add(e.note, std::move(e.terms));
+        pending_.erase(e.id);
+    }
+    if (folded > 0) apply_index(user_id, delta);
+    return folded;
+}
+
 long long SociStore::fold_rows(long long user_id, long long max_notes, long long max_postings) {
     long long u = user_id, lim = max_notes, id = 0;
     std::vector<long long> pending;  // notes whose postings are rows
@@ -178,6 +203,7 @@ long long SociStore::fold_rows(long long user_id, long long max_notes, long long
     pick.execute();
     while (pick.fetch()) pending.push_back(id);
     detail::end_read(pick);
+    if (pending.empty()) return 0;  // folded by another process since the plan was made
     long long updated = 0, created = 0, flags = 0, tlen = 0, blen = 0;
     std::string uuid, title, plain;
     soci::statement note =

@@ -1,7 +1,10 @@
 // The search roles of SociStore: argument checks every strategy shares, then the IndexStrategy
 // (index_strategy.hpp) inside the error guard; and the read views of ReadScope.
+#include <algorithm>
+#include <set>
 #include <stdexcept>
 
+#include "store/index_rows.hpp"
 #include "store/soci_store.hpp"
 #include "base/util.hpp"
 
@@ -11,9 +14,20 @@ SearchCorpus SociStore::search_corpus(long long user_id) {
     return reading("search_corpus", [&] { return index_->search_corpus(user_id); });
 }
 
+// Pending entries (store/pending_notes.hpp) are merged into every term read. They are listed
+// before the strategy reads: on the servers, without a snapshot, a fold committing in between
+// then shows its notes on both sides (counted once) rather than on neither.
+
 std::vector<long long> SociStore::term_dfs(long long user_id,
                                            const std::vector<std::string>& terms) {
-    return reading("term_dfs", [&] { return index_->term_dfs(user_id, terms); });
+    return reading("term_dfs", [&] {
+        const detail::PendingList pending = pending_.of_user(user_id);
+        std::vector<long long> out = index_->term_dfs(user_id, terms);
+        if (!pending.empty())
+            for (std::size_t i = 0; i < terms.size(); ++i)
+                out[i] += detail::pending_df_change(pending, terms[i]);
+        return out;
+    });
 }
 
 std::vector<std::pair<std::string, long long>> SociStore::prefix_terms(long long user_id,
@@ -21,7 +35,40 @@ std::vector<std::pair<std::string, long long>> SociStore::prefix_terms(long long
                                                                        int limit) {
     // Stored terms are whole UTF-8 code points, and so must a prefix be to match one.
     if (limit <= 0 || !valid_utf8(prefix)) return {};
-    return reading("prefix_terms", [&] { return index_->prefix_terms(user_id, prefix, limit); });
+    return reading("prefix_terms", [&] {
+        const detail::PendingList pending = pending_.of_user(user_id);
+        if (pending.empty()) return index_->prefix_terms(user_id, prefix, limit);
+        // Each pending entry moves a term's df by one at most, and only a pending note's own
+        // term can rise: the stored terms past the strategy's cut are exactly left out once the
+        // result's last df is above the cut's (else the cut is widened).
+        const std::vector<std::string> added = detail::pending_prefix_terms(pending, prefix);
+        for (long long want = limit + 2 * static_cast<long long>(pending.size());; want *= 2) {
+            const int cut = static_cast<int>(std::min<long long>(want, 1 << 30));
+            const std::vector<std::pair<std::string, long long>> stored =
+                index_->prefix_terms(user_id, prefix, cut);
+            std::map<std::string, long long> df(stored.begin(), stored.end());
+            std::vector<std::string> unseen;
+            for (const std::string& t : added)
+                if (!df.count(t)) unseen.push_back(t);
+            const std::vector<long long> unseen_df =
+                unseen.empty() ? std::vector<long long>() : index_->term_dfs(user_id, unseen);
+            for (std::size_t i = 0; i < unseen.size(); ++i) df[unseen[i]] = unseen_df[i];
+            std::vector<std::pair<std::string, long long>> out;
+            for (auto& [t, d] : df) {
+                const long long adjusted = d + detail::pending_df_change(pending, t);
+                if (adjusted > 0) out.emplace_back(t, adjusted);
+            }
+            std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+                return a.second != b.second ? a.second > b.second : a.first < b.first;
+            });
+            const bool complete = static_cast<long long>(stored.size()) < cut || cut == (1 << 30);
+            if (complete || (static_cast<int>(out.size()) >= limit &&
+                             out[static_cast<std::size_t>(limit) - 1].second > stored.back().second)) {
+                if (static_cast<int>(out.size()) > limit) out.resize(static_cast<std::size_t>(limit));
+                return out;
+            }
+        }
+    });
 }
 
 std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::string& term,
@@ -29,7 +76,37 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
                                                   bool with_positions) {
     if (limit <= 0 || !valid_utf8(term)) return {};
     return reading("term_postings", [&] {
-        return index_->term_postings(user_id, term, f, limit, with_positions);
+        const detail::PendingList pending = pending_.of_user(user_id);
+        std::vector<TermPosting> stored = index_->term_postings(user_id, term, f, limit, with_positions);
+        if (pending.empty()) return stored;
+        // A collection filter keeps the pending notes linked to one of the listed collections
+        // (unknown and foreign ids are ignored, as the strategy ignores them).
+        std::set<std::pair<long long, long long>> members;
+        detail::NoteKeep keep;
+        if (!f.collection_ids.empty()) {
+            std::vector<long long> colls;
+            for (const std::string& id : f.collection_ids) {
+                const long long c = collection_row_id(user_id, id, nullptr);
+                if (c == 0 || std::find(colls.begin(), colls.end(), c) != colls.end()) continue;
+                colls.push_back(c);
+                if (static_cast<int>(colls.size()) == detail::kMaxCollectionFilter) break;
+            }
+            if (colls.empty()) return stored;
+            const std::map<long long, std::vector<long long>> links = pending_.collections_of(user_id);
+            for (const auto& e : pending) {
+                auto it = links.find(e->note_id);
+                if (it == links.end()) continue;
+                for (long long c : it->second)
+                    if (std::find(colls.begin(), colls.end(), c) != colls.end())
+                        members.emplace(e->note.uid_hi, e->note.uid_lo);
+            }
+            keep = [&](const SegmentNote& n) { return members.count({n.uid_hi, n.uid_lo}) > 0; };
+        }
+        std::vector<TermPosting> mine;
+        detail::pending_term_postings(pending, term, f, keep, with_positions, mine);
+        std::vector<TermPosting> out = detail::merge_rows_and_segments(std::move(mine), std::move(stored), limit);
+        if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
+        return out;
     });
 }
 
@@ -38,7 +115,27 @@ std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::st
     if (notes.empty() || !valid_utf8(term)) return {};
     if (notes.size() > kPostingsAtMax)
         throw std::invalid_argument("postings_at takes at most kPostingsAtMax notes");
-    return reading("postings_at", [&] { return index_->postings_at(user_id, term, notes); });
+    return reading("postings_at", [&] {
+        const detail::PendingList pending = pending_.of_user(user_id);
+        if (pending.empty()) return index_->postings_at(user_id, term, notes);
+        // A pending note's postings are its entry's only (its older versions are dead).
+        std::vector<TermPosting> out;
+        std::vector<PostingNote> rest;
+        for (const PostingNote& n : notes) {
+            auto e = std::find_if(pending.begin(), pending.end(), [&](const auto& p) {
+                return p->note.uid_hi == n.uid_hi && p->note.uid_lo == n.uid_lo;
+            });
+            if (e == pending.end()) {
+                rest.push_back(n);
+                continue;
+            }
+            if ((*e)->note.updated_us != n.updated_us) continue;
+            detail::pending_term_postings({*e}, term, SearchFilter{}, nullptr, true, out);
+        }
+        if (!rest.empty())
+            for (TermPosting& p : index_->postings_at(user_id, term, rest)) out.push_back(std::move(p));
+        return out;
+    });
 }
 
 std::vector<IndexedNote> SociStore::indexed_notes(long long user_id,
@@ -77,10 +174,12 @@ void SociStore::begin_read() {
     // servers the listing of the view's first read, which a read meeting a segment it lacks
     // renews (Segments::term_postings).
     segments_.begin_view(reading_);
+    pending_.begin_view();
 }
 
 void SociStore::end_read() noexcept {
     segments_.end_view();
+    pending_.end_view();
     if (!reading_) return;
     reading_ = false;
     try {

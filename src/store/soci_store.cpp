@@ -88,6 +88,7 @@ SociStore::SociStore(DbTarget target)
     : target_(std::move(target)),
       dialect_(make_dialect(target_.backend)),
       segments_(sql_, *dialect_, detail::make_segment_block_reader(target_.backend, sql_, *dialect_)),
+      pending_(sql_, *dialect_),
       index_(detail::make_index_strategy(
           target_.backend, sql_, *dialect_, segments_,
           [this](long long user_id, const std::string& uuid, long long* note_count) {
@@ -167,6 +168,7 @@ void SociStore::drop_statements() {
     time_counts_.reset();  // with the changes of a failed write
     index_->drop_statements();
     segments_.drop_statements();
+    pending_.drop_statements();
 }
 
 detail::TimeCounts& SociStore::time_counts() {

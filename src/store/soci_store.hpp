@@ -12,6 +12,7 @@
 #include "store/dialect.hpp"
 #include "store/index_strategy.hpp"
 #include "store/migrations.hpp"
+#include "store/pending_notes.hpp"
 #include "store/segments.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/sqlite_direct.hpp"
@@ -206,6 +207,13 @@ private:
     /// deleting the note) over its stored index (when existed).
     void reindex_note(const detail::NoteWrite* n, long long note_id, bool existed,
                       const std::string& uuid, detail::IndexDelta& delta);
+    /// reindex_note of an API write: the note's pending row (old_terms: what term_df counts for
+    /// it; rows_updated_us: its old postings rows to remove, at that key).
+    void queue_pending(const detail::NoteWrite* n, long long note_id, long long hi, long long lo,
+                       const std::vector<detail::TermCount>& old_terms,
+                       std::optional<long long> rows_updated_us, detail::IndexDelta& delta);
+    /// Folds the user's oldest pending entries into a segment and term_df; returns how many.
+    long long fold_pending(long long user_id, long long max_notes, long long max_postings);
     /// Writes the netted changes (postings, term_df, users' counts) and clears them.
     void apply_index(long long user_id, detail::IndexDelta& delta);
     void apply_df(std::vector<std::pair<std::string, int>>& changes);
@@ -222,6 +230,7 @@ private:
     std::unique_ptr<detail::CollectionStatements> collections_;
     std::unique_ptr<detail::TimeCounts> time_counts_;
     detail::Segments segments_;  // before index_, which reads through it
+    detail::PendingNotes pending_;
     std::unique_ptr<detail::IndexStrategy> index_;
 };
 

@@ -207,26 +207,38 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
 
 // Postings rows carry the note's counts and lengths, so a row is rewritten when its key moves
 // (updated_us), when a copied column changes (created_us, flags, either field length) or when
-// its term's counts change; a note's other rows stay as they are.
+// its term's counts change; a note's other rows stay as they are. A pending note's postings are
+// its pending row only, and term_df counts the terms its row names in `minus`.
 void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed,
                              const std::string& uuid, detail::IndexDelta& delta) {
     WriteStatements& w = writes();
     long long hi = 0, lo = 0;
     detail::uuid_halves(uuid, hi, lo);
-    std::vector<TermCount> old_terms;
+    const std::optional<detail::PendingNotes::Stored> pend = pending_.find(w.user_id, hi, lo);
+    std::vector<TermCount> old_terms;  // the terms term_df counts for the note
     long long old_updated = 0, old_created = 0, old_flags = 0, old_lens = 0;
     bool in_segment = false;  // its postings are a segment's: marked dead there, no rows to remove
     if (existed) {
         w.row_id = note_id;
         if (!fetch_one(w.note_stored_index)) throw std::runtime_error("note vanished while indexing");
-        old_terms = detail::count_stored_terms(w.old_title, w.old_plain_text);
+        if (!pend) old_terms = detail::count_stored_terms(w.old_title, w.old_plain_text);
         delta.title_tokens -= w.old_title_len;
         delta.body_tokens -= w.old_body_len;
         old_updated = w.old_updated_us;
         old_created = w.old_created_us;
         old_flags = w.old_flags;
         old_lens = pack_pair(w.old_title_len, w.old_body_len);
-        in_segment = segments_.remove_note(w.user_id, old_updated, hi, lo);
+        if (!pend) in_segment = segments_.remove_note(w.user_id, old_updated, hi, lo);
+    }
+    if (pend) {
+        for (const std::string& t : pend->minus) old_terms.push_back(TermCount{t, 0, 0, {}});
+        pending_.erase(pend->id);
+    }
+    const bool has_rows = existed && !pend && !in_segment;
+    if (delta.to_pending) {
+        queue_pending(n, note_id, hi, lo, old_terms,
+                      has_rows ? std::optional<long long>(old_updated) : std::nullopt, delta);
+        return;
     }
     static const std::vector<TermCount> kNone;
     const std::vector<TermCount>& new_terms = n ? n->terms : kNone;
@@ -242,7 +254,7 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
         const bool same = kept && it->pos == t.pos && it->title_tf == t.title_tf &&
                           it->body_tf == t.body_tf;
         if (!kept) delta.df.emplace_back(t.term, -1);
-        if ((!same || moved) && !in_segment) delta.remove(detail::PostingKey{t.term, old_updated, hi, lo});
+        if ((!same || moved) && has_rows) delta.remove(detail::PostingKey{t.term, old_updated, hi, lo});
     }
     if (!n) return;
     delta.title_tokens += n->title_len;
@@ -271,6 +283,31 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
                       n->in->created_us, n->in->flags, pack_pair(t.title_tf, t.body_tf),
                       new_lens, t.pos);
     }
+}
+
+// An API write's index change as one pending row (store/pending_notes.hpp): the old version's
+// postings rows go now (a segment's were marked dead), its term_df counts wait in `minus` with
+// the new version's terms until a fold.
+void SociStore::queue_pending(const NoteWrite* n, long long note_id, long long hi, long long lo,
+                              const std::vector<TermCount>& old_terms,
+                              std::optional<long long> rows_updated_us, detail::IndexDelta& delta) {
+    if (rows_updated_us)
+        for (const TermCount& t : old_terms) delta.remove(detail::PostingKey{t.term, *rows_updated_us, hi, lo});
+    detail::PendingEntry e;
+    e.note.uid_hi = hi;
+    e.note.uid_lo = lo;
+    e.minus.reserve(old_terms.size());
+    for (const TermCount& t : old_terms) e.minus.push_back(t.term);
+    if (n) {
+        delta.title_tokens += n->title_len;
+        delta.body_tokens += n->body_len;
+        e.note_id = note_id;
+        e.note = SegmentNote{n->in->updated_us, hi, lo, n->in->created_us, n->in->flags,
+                             n->title_len, n->body_len};
+        e.terms.reserve(n->terms.size());
+        for (const TermCount& t : n->terms) e.terms.push_back(SegmentTerm{t.term, t.title_tf, t.body_tf, t.pos});
+    }
+    if (!e.terms.empty() || !e.minus.empty()) pending_.insert(writes().user_id, e);
 }
 
 // Sorting makes the writes B-tree ordered. Per posting key the first change tells whether the
@@ -311,9 +348,10 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
         w.body_tokens_delta = delta.body_tokens;
         exec(w.user_counts_add);
     }
-    const bool to_segment = delta.to_segment;
+    const bool to_segment = delta.to_segment, to_pending = delta.to_pending;
     delta = detail::IndexDelta();
     delta.to_segment = to_segment;
+    delta.to_pending = to_pending;
 }
 
 // term_df changes, summed per term: increases are upserted kBatchRows terms per statement
@@ -508,6 +546,7 @@ WriteOutcome SociStore::write_note_locked(long long user_id, const NoteInput& n,
     note.version = version;
     std::map<std::string, long long> ids;
     detail::IndexDelta delta;
+    delta.to_pending = true;
     time_counts().discard();
     const WriteOutcome out = upsert_note(note, ids, delta);
     apply_index(user_id, delta);
@@ -527,6 +566,7 @@ bool SociStore::remove_note_locked(long long user_id, const std::string& uuid) {
     const detail::NoteTimes gone{w.found_created_us, w.found_updated_us, w.found_flags};
     time_counts().note_changed(&gone, nullptr);
     detail::IndexDelta delta;
+    delta.to_pending = true;
     reindex_note(nullptr, nid, true, uuid, delta);
     delta.notes = -1;
     w.row_id = nid;

@@ -1,5 +1,5 @@
-"""The background merger (issue 19, server/merger.hpp): a child of the master folds the postings
-rows that API writes leave into segments and merges segments, in bounded steps, without
+"""The background merger (issue 19, server/merger.hpp): a child of the master folds the pending
+index entries that API writes leave into segments and merges segments, in bounded steps, without
 `notesctl pack`; searches give the same pages throughout and `notesctl check` finds the index
 exact, also when the merger is killed with SIGKILL again and again in the middle of merges."""
 import os
@@ -70,8 +70,8 @@ def longest(stack):
 
 
 class FoldsApiWrites(unittest.TestCase):
-    """API writes leave postings rows; the merger folds them into segments (a bounded batch of
-    notes per transaction) and merges the segments, with no pack: a pack afterwards finds
+    """API writes leave pending index entries; the merger folds them into segments (a bounded
+    batch of notes per transaction) and merges the segments, with no pack: a pack afterwards finds
     nothing to fold, searches give the pages they gave before, check finds the index exact."""
 
     def test_rows_folded_and_merged_in_the_background(self):
@@ -84,8 +84,8 @@ class FoldsApiWrites(unittest.TestCase):
                 with open(f, encoding="utf-8", errors="replace") as fh:
                     ids.append(create(self, stack, token, fh.read()))
             wait_for(self, lambda: sum(s[1] for s in steps(stack)) == 160, "160 notes folded")
-            # Updates and deletes of folded notes: dead in their segments, rows for the new
-            # versions, folded again.
+            # Updates and deletes of folded notes: dead in their segments, pending entries for
+            # the new versions and for the deletes' document frequencies, folded again.
             for i in ids[:20]:
                 r = stack.request("PATCH", "/v2/notes/" + i, token=token,
                                   body={"content": "# rewritten %s\n\ngit rebase and python list" % i,
@@ -95,7 +95,7 @@ class FoldsApiWrites(unittest.TestCase):
                 self.assertEqual(stack.request("DELETE", "/v2/notes/" + i, token=token).status, 200)
             pages = search_pages(self, stack, token)
             self.assertGreater(sum(len(p) for p in pages), 20)
-            wait_for(self, lambda: sum(s[1] for s in steps(stack)) == 180, "180 notes folded")
+            wait_for(self, lambda: sum(s[1] for s in steps(stack)) == 190, "190 entries folded")
             wait_quiet(stack)
             done = steps(stack)
             self.assertGreater(sum(s[2] for s in done), 0, "no segments merged")

@@ -467,12 +467,17 @@ class CheckFindsDamage(unittest.TestCase):
              "UPDATE users SET note_count = note_count - 1 WHERE id = %s" % uid, "users.note_count"),
             ("UPDATE collections SET note_count = 7 WHERE user_id = %s" % uid,
              "UPDATE collections SET note_count = 3 WHERE user_id = %s" % uid, "collections.note_count"),
-            ("UPDATE term_df SET df = df + 1 WHERE user_id = %s AND term = 'marmoset'" % uid,
-             "UPDATE term_df SET df = df - 1 WHERE user_id = %s AND term = 'marmoset'" % uid,
+            # API writes wait in pending entries (no merger here): term_df has no row of the
+            # user's yet, and the entries hold the postings
+            ("INSERT INTO term_df (user_id, term, df) VALUES (%s, 'marmoset', 1)" % uid,
+             "DELETE FROM term_df WHERE user_id = %s AND term = 'marmoset'" % uid,
              "term_df of 'marmoset'"),
-            ("UPDATE postings SET tfs = tfs + 1 WHERE user_id = %s AND term = 'sleep'" % uid,
-             "UPDATE postings SET tfs = tfs - 1 WHERE user_id = %s AND term = 'sleep'" % uid,
+            ("UPDATE index_pending SET flags = flags + 1 WHERE user_id = %s" % uid,
+             "UPDATE index_pending SET flags = flags - 1 WHERE user_id = %s" % uid,
              "postings of term 'sleep'"),
+            ("UPDATE index_pending SET updated_us = updated_us + 1 WHERE user_id = %s" % uid,
+             "UPDATE index_pending SET updated_us = updated_us - 1 WHERE user_id = %s" % uid,
+             "does not name its note's current version"),
             ("UPDATE users SET body_tokens = body_tokens + 5 WHERE id = %s" % uid,
              "UPDATE users SET body_tokens = body_tokens - 5 WHERE id = %s" % uid, "users.body_tokens"),
             ("UPDATE note_time_counts SET notes = notes + 1 WHERE user_id = %s AND time_column = 1 "

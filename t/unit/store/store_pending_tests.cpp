@@ -1,0 +1,212 @@
+// Pending index entries (schema 013, store/pending_notes.hpp): what searches read while API
+// writes wait in pending rows is exactly what they read once a fold has moved them into a
+// segment and term_df, on every backend; notesctl check is clean on both sides.
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "index/search_index.hpp"
+#include "store/store.hpp"
+#include "base/util.hpp"
+#include "store_fixture.hpp"
+
+using namespace notesd;
+
+namespace {
+
+const std::vector<std::string> kWords = {"alpha", "beta", "gamma", "delta", "alps", "alto",
+                                         "epsilon", "zeta", "eta", "theta", "東京", "café"};
+
+std::string text(std::mt19937& rng, int n) {
+    std::geometric_distribution<int> pick(0.3);
+    std::string out;
+    for (int i = 0; i < n; ++i) {
+        if (!out.empty()) out += ' ';
+        out += kWords[static_cast<std::size_t>(pick(rng)) % kWords.size()];
+    }
+    return out;
+}
+
+NoteInput note(std::mt19937& rng, const std::string& id, long long created, long long updated,
+               std::vector<std::string> colls) {
+    NoteInput n;
+    n.id = id;
+    n.title = text(rng, 2);
+    n.plain_text = text(rng, 3 + static_cast<int>(rng() % 12));
+    n.content = "# " + n.title + "\n\n" + n.plain_text;
+    n.snippet = "s";
+    n.created_us = created;
+    n.updated_us = updated;
+    n.flags = static_cast<int>(rng() % 4);
+    n.collection_ids = std::move(colls);
+    return n;
+}
+
+std::string show(const std::vector<TermPosting>& ps) {
+    std::ostringstream o;
+    for (const TermPosting& p : ps)
+        o << p.uid_hi << ':' << p.uid_lo << '@' << p.updated_us << ' ' << p.title_tf << '/'
+          << p.body_tf << ' ' << p.title_len << '/' << p.body_len << ' ' << p.positions.size() << ';';
+    return o.str();
+}
+
+// Everything the search module reads, as text: postings of each word under several filters
+// and limits, dfs, prefix expansions and postings by key.
+std::string reads(Store& store, long long u, const std::vector<std::string>& colls,
+                  const std::vector<PostingNote>& keys) {
+    std::ostringstream o;
+    std::vector<SearchFilter> filters(5);
+    filters[1].flags_any = 1;
+    filters[2].updated.min_us = 150;
+    filters[2].updated.max_us = 400;
+    filters[3].collection_ids = {colls[0]};
+    filters[4].collection_ids = colls;
+    filters[4].created.max_us = 300;
+    for (const std::string& w : kWords)
+        for (std::size_t f = 0; f < filters.size(); ++f)
+            for (int limit : {3, 1000})
+                o << w << ' ' << f << ' ' << limit << ": "
+                  << show(store.term_postings(u, w, filters[f], limit, limit == 3)) << '\n';
+    std::vector<std::string> terms = kWords;
+    terms.push_back("never");
+    for (long long df : store.term_dfs(u, terms)) o << df << ' ';
+    o << '\n';
+    for (const std::string& p : {"a", "al", "e", "z", "東"})
+        for (int limit : {1, 2, 50})
+            for (const auto& [t, df] : store.prefix_terms(u, p, limit)) o << p << limit << ' ' << t << '=' << df << ' ';
+    o << '\n';
+    for (const std::string& w : kWords) o << w << " at: " << [&] {
+            std::vector<TermPosting> got = store.postings_at(u, w, keys);
+            std::sort(got.begin(), got.end(), candidate_before);
+            return show(got);
+        }() << '\n';
+    return o.str();
+}
+
+// The first line that differs, both ways; empty when equal.
+std::string first_difference(const std::string& a, const std::string& b) {
+    std::istringstream x(a), y(b);
+    std::string la, lb;
+    while (true) {
+        const bool ga = static_cast<bool>(std::getline(x, la)), gb = static_cast<bool>(std::getline(y, lb));
+        if (!ga && !gb) return "";
+        if (!ga || !gb || la != lb) return "\n< " + la + "\n> " + lb;
+    }
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(store_pending, notesd::test::StoreFixture)
+
+BOOST_AUTO_TEST_CASE(pending_reads_equal_folded_reads) {
+    std::mt19937 rng(13);
+    const long long u = user("pending");
+    const long long other = user("pending-other");
+    std::vector<std::string> colls = {new_uuid(), new_uuid()};
+    std::vector<CollectionInput> cs;
+    for (const std::string& c : colls) {
+        CollectionInput x;
+        x.id = c;
+        x.title = "c";
+        x.created_us = x.updated_us = 1;
+        cs.push_back(x);
+    }
+    // 100 notes imported as a segment, then API writes of every kind over them
+    std::vector<NoteInput> batch;
+    std::map<std::string, NoteInput> live;
+    for (int i = 0; i < 100; ++i) {
+        std::vector<std::string> in;
+        if (i % 3 == 0) in.push_back(colls[0]);
+        if (i % 5 == 0) in.push_back(colls[1]);
+        batch.push_back(note(rng, new_uuid(), 100 + i, 100 + 2 * i, in));
+    }
+    store->write_batch(u, cs, batch);
+    store->write_batch(other, {}, {note(rng, new_uuid(), 1, 1, {})});
+    for (const NoteInput& n : batch) live[n.id] = n;
+    auto any_live = [&] {
+        auto it = live.begin();
+        std::advance(it, static_cast<long>(rng() % live.size()));
+        return it->first;
+    };
+    std::vector<std::string> trashed;
+    long long clock = 1000;
+    for (int i = 0; i < 120; ++i) {
+        const int op = static_cast<int>(rng() % 10);
+        if (op < 3) {  // create, some in collections
+            NoteInput n = note(rng, new_uuid(), clock, clock, {});
+            if (rng() % 2) n.collection_ids = {colls[rng() % 2]};
+            BOOST_REQUIRE(store->create_note(u, n).status == NoteWriteStatus::Done);
+            live[n.id] = n;
+        } else if (op < 7) {  // update (of segment notes and of pending ones, repeatedly)
+            const std::string id = any_live();
+            const auto rec = store->find_note(u, id);
+            BOOST_REQUIRE(rec);
+            NoteInput n = note(rng, id, rec->created_us, std::max(rec->created_us, clock - 500), {});
+            BOOST_REQUIRE(store->update_note(u, n, rec->version).status == NoteWriteStatus::Done);
+            n.collection_ids = live[id].collection_ids;
+            live[id] = n;
+        } else if (op == 7) {
+            const std::string id = any_live();
+            BOOST_REQUIRE(store->trash_note(u, id, clock));
+            trashed.push_back(id);
+            live.erase(id);
+        } else if (op == 8 && !trashed.empty()) {
+            const std::string id = trashed.back();
+            trashed.pop_back();
+            BOOST_REQUIRE(store->restore_note(u, id));
+            live[id] = NoteInput();
+        } else {
+            const std::string id = any_live();
+            BOOST_REQUIRE(store->delete_note(u, id));
+            live.erase(id);
+        }
+        ++clock;
+    }
+    std::vector<PostingNote> keys;
+    for (const auto& [id, n] : live) {
+        const auto rec = store->find_note(u, id);
+        BOOST_REQUIRE(rec);
+        long long hi = 0, lo = 0;
+        uuid_halves(id, hi, lo);
+        keys.push_back(PostingNote{rec->updated_us, hi, lo});
+        if (keys.size() == kPostingsAtMax) break;
+    }
+    const std::vector<std::string> before_problems = store->check_user(u);
+    for (const std::string& p : before_problems) BOOST_ERROR("pending: " << p);
+    const std::string before = reads(*store, u, colls, keys);
+    const IndexCompaction c = store->compact_index(u);
+    BOOST_CHECK_GT(c.folded_notes, 60);  // the API writes were pending
+    const std::string after = reads(*store, u, colls, keys);
+    BOOST_CHECK_EQUAL(first_difference(before, after), "");
+    for (const std::string& p : store->check_user(u)) BOOST_ERROR("folded: " << p);
+    // the other user's index is untouched by all of it
+    BOOST_CHECK_EQUAL(store->term_postings(other, "alpha", {}, 1000).size() +
+                          store->term_postings(other, "beta", {}, 1000).size() > 0,
+                      true);
+    BOOST_CHECK(store->check_user(other).empty());
+    // a second round of writes over the folded state reads the same again once folded
+    for (int i = 0; i < 20; ++i) {
+        const std::string id = any_live();
+        const auto rec = store->find_note(u, id);
+        NoteInput n = note(rng, id, rec->created_us, std::max(rec->created_us, clock++), {});
+        BOOST_REQUIRE(store->update_note(u, n, rec->version).status == NoteWriteStatus::Done);
+    }
+    keys.clear();
+    for (const auto& [id, n] : live) {
+        const auto rec = store->find_note(u, id);
+        long long hi = 0, lo = 0;
+        uuid_halves(id, hi, lo);
+        keys.push_back(PostingNote{rec->updated_us, hi, lo});
+        if (keys.size() == kPostingsAtMax) break;
+    }
+    const std::string again = reads(*store, u, colls, keys);
+    store->compact_index(u);
+    BOOST_CHECK_EQUAL(first_difference(again, reads(*store, u, colls, keys)), "");
+    BOOST_CHECK(store->check_user(u).empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
