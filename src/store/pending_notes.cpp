@@ -62,10 +62,10 @@ std::vector<long long> PendingNotes::ids_of(long long user_id) {
     return out;
 }
 
-PendingEntry PendingNotes::read_row(long long id) {
+std::optional<PendingEntry> PendingNotes::read_row(long long id) {
     Statements& q = st();
     q.id = id;
-    if (!fetch_one(q.row)) throw std::runtime_error("pending index entry vanished");
+    if (!fetch_one(q.row)) return std::nullopt;
     PendingEntry e;
     e.id = id;
     e.note_id = q.note_id;
@@ -88,8 +88,14 @@ PendingList PendingNotes::of_user(long long user_id) {
     out.reserve(ids.size());
     for (long long id : ids) {
         auto it = cached.find(id);
-        std::shared_ptr<const PendingEntry> e =
-            it != cached.end() ? it->second : std::make_shared<const PendingEntry>(read_row(id));
+        std::shared_ptr<const PendingEntry> e = it != cached.end() ? it->second : nullptr;
+        if (!e) {
+            // Outside a snapshot (the servers) a write or a fold may have replaced the row
+            // since the listing: left out, as a read a moment later would not see it either.
+            std::optional<PendingEntry> row = read_row(id);
+            if (!row) continue;
+            e = std::make_shared<const PendingEntry>(std::move(*row));
+        }
         kept.emplace(id, e);
         out.push_back(std::move(e));
     }
@@ -155,7 +161,11 @@ std::vector<PendingEntry> PendingNotes::oldest(long long user_id, long long limi
     std::vector<long long> ids = ids_of(user_id);
     if (static_cast<long long>(ids.size()) > limit) ids.resize(static_cast<std::size_t>(limit));
     std::vector<PendingEntry> out;
-    for (long long id : ids) out.push_back(read_row(id));
+    for (long long id : ids) {
+        std::optional<PendingEntry> row = read_row(id);
+        if (!row) throw std::runtime_error("pending index entry vanished under the user's lock");
+        out.push_back(std::move(*row));
+    }
     return out;
 }
 

@@ -85,7 +85,8 @@ private:
     struct Statements;
     Statements& st();
     std::vector<long long> ids_of(long long user_id);
-    PendingEntry read_row(long long id);
+    /// The row; none when it is gone.
+    std::optional<PendingEntry> read_row(long long id);
 
     soci::session& session_;
     const Dialect& dialect_;
