@@ -34,7 +34,7 @@ constexpr int kLostStepsAllowed = 3;
 template <class F>
 void SociStore::step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f) {
     guarded(op, [&] {
-        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        detail::WriteTxn tx(sql_, dialect_->begin_write(), after_commit());
         if (lock_user_id != 0) lock_user(lock_user_id);
         const Clock::time_point t0 = Clock::now();
         f();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -90,7 +91,11 @@ inline void exec(soci::statement& st) { st.execute(true); }
 /// A write transaction begun with the dialect's SQL; rolls back unless commit() ran.
 class WriteTxn {
 public:
-    WriteTxn(soci::session& s, const std::string& begin) : s_(s) { s_ << begin; }
+    /// after_commit runs once COMMIT has returned (SQLite: the WAL sync, sqlite_direct.hpp).
+    WriteTxn(soci::session& s, const std::string& begin, std::function<void()> after_commit = {})
+        : s_(s), after_commit_(std::move(after_commit)) {
+        s_ << begin;
+    }
     ~WriteTxn() {
         if (done_) return;
         try {
@@ -104,10 +109,12 @@ public:
     void commit() {
         s_ << "COMMIT";
         done_ = true;
+        if (after_commit_) after_commit_();
     }
 
 private:
     soci::session& s_;
+    std::function<void()> after_commit_;
     bool done_ = false;
 };
 

@@ -1,6 +1,7 @@
 #include "store/soci_store.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 
@@ -142,8 +143,25 @@ void SociStore::setup_session() {
     for (const std::string& s : index_->session_setup(target_)) sql_ << s;
     if (target_.backend == Backend::Sqlite) {
         lite_.busy_timeout_ms = target_.busy_timeout_ms;
+        // synchronous=FULL (the default) as NORMAL plus a sync of the WAL after each write
+        // transaction, outside the write lock (sqlite_direct.hpp); a file without a real path
+        // keeps SQLite's own FULL.
+        char* real = target_.sqlite_synchronous == "FULL" && !target_.sqlite_readonly
+                         ? ::realpath(target_.sqlite_file.c_str(), nullptr)
+                         : nullptr;
+        if (real) {
+            lite_.wal_path = std::string(real) + "-wal";
+            std::free(real);
+            lite_.sync_after_commit = true;
+            sql_ << "PRAGMA main.synchronous=NORMAL";
+        }
         detail::tune_sqlite_session(sql_, lite_);
     }
+}
+
+std::function<void()> SociStore::after_commit() {
+    if (!lite_.sync_after_commit) return {};
+    return [this] { detail::sync_wal(lite_); };
 }
 
 void SociStore::defer_housekeeping() {
@@ -237,7 +255,7 @@ void SociStore::migrate() {
 
 // One transaction per migration, re-checked inside it, so concurrent migrators apply it once.
 bool SociStore::apply_migration(const EmbeddedMigration& m) {
-    detail::WriteTxn tx(sql_, dialect_->begin_write());
+    detail::WriteTxn tx(sql_, dialect_->begin_write(), after_commit());
     long long version = m.version;
     long long applied = 0;
     sql_ << "SELECT " + dialect_->count_star() + " FROM schema_migrations WHERE version = :v",
@@ -273,7 +291,7 @@ long long SociStore::add_user(const std::string& name, long long now_us) {
     if (name.empty() || name.size() > 200 || !valid_utf8(name))
         throw std::invalid_argument("user name must be 1-200 bytes of UTF-8");
     return guarded("add_user", [&] {
-        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        detail::WriteTxn tx(sql_, dialect_->begin_write(), after_commit());
         long long taken = 0;
         sql_ << "SELECT " + dialect_->count_star() + " FROM users WHERE name = :n",
             soci::into(taken), soci::use(name, "n");
@@ -334,7 +352,7 @@ long long SociStore::add_token(long long user_id, const std::string& token_hash,
     if (!valid_utf8(label) || !valid_utf8(prefix))
         throw std::invalid_argument("token label must be UTF-8");
     return guarded("add_token", [&] {
-        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        detail::WriteTxn tx(sql_, dialect_->begin_write(), after_commit());
         lock_user(user_id);
         long long u = user_id;
         long long created = now_us;
@@ -378,7 +396,7 @@ std::vector<TokenInfo> SociStore::list_tokens(long long user_id) {
 
 bool SociStore::revoke_token(long long token_id, long long now_us) {
     return guarded("revoke_token", [&] {
-        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        detail::WriteTxn tx(sql_, dialect_->begin_write(), after_commit());
         long long id = token_id;
         long long now = now_us;
         long long n = 0;

@@ -151,6 +151,8 @@ private:
     template <class F>
     auto locked_write(const char* op, long long user_id, F&& f) -> decltype(f());
     void connect();
+    /// What a write transaction runs after its COMMIT: SQLite's WAL sync (sync_after_commit).
+    std::function<void()> after_commit();
     /// The dialect's session statements and, on SQLite, the connection's tuning (after every
     /// connect and reconnect).
     void setup_session();
@@ -249,7 +251,7 @@ auto SociStore::guarded(const char* op, F&& f, Replay replay) -> decltype(f()) {
 template <class F>
 auto SociStore::locked_write(const char* op, long long user_id, F&& f) -> decltype(f()) {
     return guarded(op, [&] {
-        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        detail::WriteTxn tx(sql_, dialect_->begin_write(), after_commit());
         lock_user(user_id);
         auto out = f();
         tx.commit();

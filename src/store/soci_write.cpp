@@ -451,7 +451,7 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
     return guarded("write_batch", [&] {
         std::vector<WriteOutcome> out;
         out.reserve(prepared.size());
-        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        detail::WriteTxn tx(sql_, dialect_->begin_write(), after_commit());
         lock_user(user_id);
         time_counts().discard();
         std::map<std::string, long long> ids;
@@ -530,7 +530,7 @@ void SociStore::rebuild_postings() {
 long long SociStore::pack_postings(long long user_id) {
     return guarded("pack_postings", [&]() -> long long {
         if (!index_->keeps_packed_copy()) return 0;  // the server backends read rows
-        detail::WriteTxn tx(sql_, dialect_->begin_write());
+        detail::WriteTxn tx(sql_, dialect_->begin_write(), after_commit());
         lock_user(user_id);
         const long long written = index_->pack_user(user_id);
         tx.commit();

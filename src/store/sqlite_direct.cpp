@@ -3,10 +3,16 @@
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>  // declares sqlite3.h in namespace sqlite_api
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstring>
 #include <typeinfo>
+
+#include "store/fault.hpp"
 
 
 namespace notesd::detail {
@@ -49,6 +55,26 @@ void tune_sqlite_session(soci::session& s, SqliteTuning& t) {
     lite::sqlite3_busy_handler(db, busy_wait, &t);
     if (t.defer_checkpoints) lite::sqlite3_wal_hook(db, record_wal_size, &t);  // replaces auto
     t.wal_pages = t.snap_wal_pages = 0;
+}
+
+SqliteTuning::~SqliteTuning() {
+    if (wal_fd >= 0) ::close(wal_fd);
+}
+
+void sync_wal(SqliteTuning& t) {
+    if (!t.sync_after_commit) return;
+    struct stat path_st {}, fd_st {};
+    if (t.wal_fd >= 0 && (::stat(t.wal_path.c_str(), &path_st) != 0 || ::fstat(t.wal_fd, &fd_st) != 0 ||
+                          path_st.st_ino != fd_st.st_ino || path_st.st_dev != fd_st.st_dev)) {
+        ::close(t.wal_fd);
+        t.wal_fd = -1;
+    }
+    if (t.wal_fd < 0) t.wal_fd = ::open(t.wal_path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int err = t.wal_fd < 0 ? errno : ::fdatasync(t.wal_fd) == 0 ? 0 : errno;
+    if (err == 0) return;
+    const StoreFault f = err == ENOSPC || err == EDQUOT ? StoreFault::DiskFull : StoreFault::IoError;
+    throw StoreUnavailable(f, std::string(fault_name(f)) + " during the WAL sync after a commit (" +
+                                  std::strerror(err) + ")");
 }
 
 void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages) {

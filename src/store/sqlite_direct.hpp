@@ -76,8 +76,21 @@ bool is_sqlite_session(soci::session& s);
 ///    does so every 1,000 pages, in whichever request commits then, fsync included) and
 ///    records the WAL's size instead; checkpoint_if_due, called after a response is sent,
 ///    does the work.
+///  - sync_after_commit: synchronous=FULL's promise (a commit is on disk before the caller goes
+///    on) with the sync moved out of the write lock: the connection runs NORMAL, which writes
+///    the WAL at commit but syncs it only at checkpoints, and sync_wal fdatasyncs the WAL file
+///    after each write transaction's COMMIT. A commit's frames are in the file when COMMIT
+///    returns, so the sync covers them; writers no longer queue behind each other's syncs, and
+///    syncs running at the same time share the file system's journal commit.
 struct SqliteTuning {
     int busy_timeout_ms = 5000;
+    bool sync_after_commit = false;
+    std::string wal_path;  ///< the main file's WAL (absolute)
+    int wal_fd = -1;       ///< open on wal_path's file while it is the same file
+    SqliteTuning() = default;
+    ~SqliteTuning();
+    SqliteTuning(const SqliteTuning&) = delete;
+    SqliteTuning& operator=(const SqliteTuning&) = delete;
     bool defer_checkpoints = false;
     int wal_pages = 0;       ///< the main file's WAL size at this connection's last commit to it
     int snap_wal_pages = 0;  ///< the same for the attached snapshots file (`snap`)
@@ -86,6 +99,10 @@ struct SqliteTuning {
 /// Installs the busy handler and, with defer_checkpoints, the WAL hook (again after every
 /// reconnect).
 void tune_sqlite_session(soci::session& s, SqliteTuning& t);
+
+/// With sync_after_commit: fdatasync of the WAL file (reopened when SQLite has replaced it).
+/// Throws StoreUnavailable (disk_full, io_error) when the sync fails.
+void sync_wal(SqliteTuning& t);
 
 /// A passive checkpoint (it waits for no one) of each file whose WAL has reached min_pages.
 void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages);
