@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "store/soci_stmt.hpp"
+#include "store/sqlite_direct.hpp"
 #include "store/soci_store.hpp"
 
 namespace notesd {
@@ -71,6 +72,11 @@ IndexCompaction SociStore::compact_index(long long user_id) {
         }
     }
     out.segments = static_cast<long long>(index_state(user_id).segments.size());
+    // The merges freed the blocks of every segment they replaced (about a third of an
+    // import's file): SQLite gives the free pages back to the file system where the file
+    // allows it (auto_vacuum=INCREMENTAL, files created since schema 013's release).
+    if (target_.backend == Backend::Sqlite)
+        guarded("release_free_pages", [&] { detail::release_free_pages(sql_); });
     return out;
 }
 

@@ -139,6 +139,14 @@ bool SociStore::recover(const char* op, const soci::soci_error& e, bool may_repl
 }
 
 void SociStore::setup_session() {
+    if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly) {
+        // A new file (not one page yet, so before WAL mode writes its header) can give its
+        // free pages back (compact_index); the mode is fixed from the first page on (a VACUUM
+        // changes it, doc/upgrading.md).
+        long long pages = -1;
+        sql_ << "PRAGMA main.page_count", soci::into(pages);
+        if (pages == 0) sql_ << "PRAGMA main.auto_vacuum=INCREMENTAL";
+    }
     for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
     for (const std::string& s : index_->session_setup(target_)) sql_ << s;
     if (target_.backend == Backend::Sqlite) {

@@ -77,6 +77,14 @@ void sync_wal(SqliteTuning& t) {
                                   std::strerror(err) + ")");
 }
 
+void release_free_pages(soci::session& s) {
+    char* err = nullptr;
+    const int rc = lite::sqlite3_exec(connection(s), "PRAGMA main.incremental_vacuum", nullptr, nullptr, &err);
+    const std::string msg = err ? err : "";
+    lite::sqlite3_free(err);
+    if (rc != SQLITE_OK) throw soci::soci_error("incremental_vacuum: " + msg);
+}
+
 void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages) {
     if (!t.defer_checkpoints) return;  // only SQLite defers
     if (t.wal_pages >= min_pages) checkpoint(connection(s), "main", t.wal_pages);

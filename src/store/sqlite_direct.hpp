@@ -104,6 +104,10 @@ void tune_sqlite_session(soci::session& s, SqliteTuning& t);
 /// Throws StoreUnavailable (disk_full, io_error) when the sync fails.
 void sync_wal(SqliteTuning& t);
 
+/// Gives the main file's free pages back to the file system (auto_vacuum=INCREMENTAL files; a
+/// no-op otherwise). Run to completion: each step of the pragma frees one page.
+void release_free_pages(soci::session& s);
+
 /// A passive checkpoint (it waits for no one) of each file whose WAL has reached min_pages.
 void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages);
 

@@ -144,4 +144,29 @@ BOOST_FIXTURE_TEST_CASE(publish_loses_when_its_inputs_or_row_went_away, StoreFix
     BOOST_CHECK_EQUAL(postings(merger, u, "alpha").size(), 6u);
 }
 
+// A new SQLite file is created with auto_vacuum=INCREMENTAL, and compact_index gives the pages
+// its merges freed back to the file system (an import's file was a third free pages before).
+BOOST_FIXTURE_TEST_CASE(compact_gives_freed_pages_back_on_sqlite, StoreFixture) {
+    if (!sqlite()) return;  // the servers manage their own space
+    const long long u = user("vacuum");
+    for (int b = 0; b < 6; ++b) {  // six batches: six segments, merged by the compaction
+        std::vector<NoteInput> batch;
+        for (int i = 0; i < 64; ++i) {
+            NoteInput n = plain_note("batch " + std::to_string(b) + " note " + std::to_string(i));
+            n.plain_text = "words of the body " + std::to_string(i) + " and more words";
+            batch.push_back(n);
+        }
+        store->write_batch(u, {}, batch);
+    }
+    auto db = raw();
+    long long mode = -1, free_pages = -1;
+    *db << "PRAGMA auto_vacuum", soci::into(mode);
+    BOOST_CHECK_EQUAL(mode, 2);  // incremental
+    const IndexCompaction c = store->compact_index(u);
+    BOOST_CHECK_GE(c.merged_segments, 2);
+    *db << "PRAGMA freelist_count", soci::into(free_pages);
+    BOOST_CHECK_EQUAL(free_pages, 0);
+    BOOST_CHECK(store->check_user(u).empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
