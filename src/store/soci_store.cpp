@@ -143,6 +143,9 @@ void SociStore::setup_session() {
         // A new file (not one page yet, so before WAL mode writes its header) can give its
         // free pages back (compact_index); the mode is fixed from the first page on (a VACUUM
         // changes it, doc/upgrading.md).
+        // (the busy timeout first, as in the dialect's setup: another connection may hold a
+        // lock for a moment, e.g. the last one closing checkpoints and removes the WAL)
+        sql_ << "PRAGMA busy_timeout=" + std::to_string(target_.busy_timeout_ms);
         long long pages = -1;
         sql_ << "PRAGMA main.page_count", soci::into(pages);
         if (pages == 0) sql_ << "PRAGMA main.auto_vacuum=INCREMENTAL";

@@ -2,8 +2,10 @@
 // maintained counts (users.note_count / collection_count / token sums, collections.note_count)
 // and the search index (postings, term_df) kept in step in the same transaction.
 #include <algorithm>
+#include <exception>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "index/note_index.hpp"
@@ -118,6 +120,38 @@ NoteWrite prepare_note(const NoteInput& n) {
     field(s, n.plain_text);
     note.hash = sha256_hex(s);
     return note;
+}
+
+// Batches of at least this many notes are analysed on several threads.
+constexpr std::size_t kParallelPrepareNotes = 64;
+
+// prepare_note of every note, in order. The analysis is pure CPU per note (the stemmer and its
+// cache are per thread), so a large batch (an import's) is split across the cores while the
+// database waits anyway; the first invalid note in batch order fails the batch, as one thread
+// would have found it.
+std::vector<NoteWrite> prepare_notes(const std::vector<NoteInput>& notes) {
+    std::vector<NoteWrite> out(notes.size());
+    const std::size_t threads = notes.size() < kParallelPrepareNotes ? 1
+        : std::min<std::size_t>(4, std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::exception_ptr> failed(threads);
+    auto part = [&](std::size_t k) {
+        const std::size_t end = notes.size() * (k + 1) / threads;
+        for (std::size_t i = notes.size() * k / threads; i < end; ++i) {
+            try {
+                out[i] = prepare_note(notes[i]);
+            } catch (...) {
+                failed[k] = std::current_exception();
+                return;
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(part, k);
+    part(0);
+    for (std::thread& t : pool) t.join();
+    for (std::size_t k = 0; k < threads; ++k)  // parts are in batch order
+        if (failed[k]) std::rethrow_exception(failed[k]);
+    return out;
 }
 
 }  // namespace
@@ -444,9 +478,7 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
         need_utf8(c.title, "collection title");
         if (c.description) need_utf8(*c.description, "collection description");
     }
-    std::vector<NoteWrite> prepared;
-    prepared.reserve(notes.size());
-    for (const NoteInput& n : notes) prepared.push_back(prepare_note(n));
+    const std::vector<NoteWrite> prepared = prepare_notes(notes);
 
     return guarded("write_batch", [&] {
         std::vector<WriteOutcome> out;

@@ -209,4 +209,34 @@ BOOST_AUTO_TEST_CASE(pending_reads_equal_folded_reads) {
     BOOST_CHECK(store->check_user(u).empty());
 }
 
+// A large batch is analysed on several threads (store/soci_write.cpp prepare_notes): its notes
+// arrive in order, and the first invalid note in batch order fails it, writing nothing.
+BOOST_AUTO_TEST_CASE(large_batch_analysed_in_parallel_keeps_order_and_first_error) {
+    std::mt19937 rng(5);
+    const long long u = user("parallel");
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 300; ++i) batch.push_back(note(rng, new_uuid(), 10 + i, 10 + i, {}));
+    std::vector<NoteInput> bad = batch;
+    bad[120].title = std::string("\xff", 1);  // in an early part
+    bad[260].id = "not-a-uuid";               // in a later one
+    try {
+        store->write_batch(u, {}, bad);
+        BOOST_ERROR("an invalid batch was written");
+    } catch (const std::invalid_argument& e) {
+        BOOST_CHECK_EQUAL(std::string(e.what()), "note title is not valid UTF-8");
+    }
+    BOOST_CHECK_EQUAL(store->search_corpus(u).notes, 0);
+    const std::vector<WriteOutcome> out = store->write_batch(u, {}, batch);
+    BOOST_REQUIRE_EQUAL(out.size(), batch.size());
+    for (WriteOutcome o : out) BOOST_CHECK(o == WriteOutcome::Inserted);
+    BOOST_CHECK_EQUAL(store->search_corpus(u).notes, 300);
+    for (int i : {0, 149, 299}) {
+        const auto rec = store->find_note(u, batch[static_cast<std::size_t>(i)].id);
+        BOOST_REQUIRE(rec);
+        BOOST_CHECK_EQUAL(rec->title, batch[static_cast<std::size_t>(i)].title);
+        BOOST_CHECK_EQUAL(rec->updated_us, 10 + i);
+    }
+    BOOST_CHECK(store->check_user(u).empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
