@@ -215,6 +215,17 @@ struct NoteWrite {
     std::optional<long long> version;
 };
 
+/// The canonical form of a uuid; invalid_argument naming `what` otherwise.
+std::string canonical(const std::string& uuid, const char* what);
+/// invalid_argument naming `what` when s is not valid UTF-8.
+void need_utf8(const std::string& s, const char* what);
+/// A note checked (ids, UTF-8), analysed (its terms, soci_prepare.cpp) and hashed, before
+/// any transaction; invalid_argument when it cannot be written.
+NoteWrite prepare_note(const NoteInput& n);
+/// prepare_note of each note, in order; a large batch on several threads. The first invalid
+/// note in batch order fails it.
+std::vector<NoteWrite> prepare_notes(const std::vector<NoteInput>& notes);
+
 }  // namespace detail
 
 }  // namespace notesd

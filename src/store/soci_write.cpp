@@ -2,10 +2,8 @@
 // maintained counts (users.note_count / collection_count / token sums, collections.note_count)
 // and the search index (postings, term_df) kept in step in the same transaction.
 #include <algorithm>
-#include <exception>
 #include <stdexcept>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 
 #include "index/note_index.hpp"
@@ -23,23 +21,6 @@ using detail::NoteWrite;
 using detail::WriteStatements;
 
 namespace {
-
-std::string canonical(const std::string& uuid, const char* what) {
-    const std::optional<std::string> id = parse_uuid(uuid);
-    if (!id) throw std::invalid_argument(std::string("invalid ") + what + " id");
-    return *id;
-}
-
-void need_utf8(const std::string& s, const char* what) {
-    if (!valid_utf8(s)) throw std::invalid_argument(std::string(what) + " is not valid UTF-8");
-}
-
-// Length-prefixed fields, so no two different notes serialise alike.
-void field(std::string& s, const std::string& v) {
-    s += std::to_string(v.size());
-    s += ':';
-    s += v;
-}
 
 // Netted postings changes held in memory before a write_batch applies them.
 constexpr std::size_t kMaxPendingPostings = 200000;
@@ -71,88 +52,6 @@ private:
 
 using detail::count_terms;
 using detail::TermCount;
-
-NoteWrite prepare_note(const NoteInput& n) {
-    NoteWrite note;
-    note.in = &n;
-    note.id = canonical(n.id, "note");
-    need_utf8(n.title, "note title");
-    need_utf8(n.snippet, "note snippet");
-    need_utf8(n.content, "note content");
-    for (const std::string& c : n.collection_ids) {
-        std::string id = canonical(c, "collection");
-        if (std::find(note.collections.begin(), note.collections.end(), id) == note.collections.end())
-            note.collections.push_back(std::move(id));
-    }
-    std::vector<std::string> audio;
-    for (const Attachment& a : n.attachments) {
-        note.attachment_ids.push_back(canonical(a.id, "attachment"));
-        need_utf8(a.target, "attachment target");
-        if (a.kind == AttachmentKind::Audio) audio.push_back(note.attachment_ids.back());
-    }
-    note.collections_text = detail::join_list(note.collections, ',');
-    note.audio_text = detail::join_list(audio, ',');
-    detail::uuid_halves(note.id, note.hi, note.lo);
-    need_utf8(n.plain_text, "note plain text");
-    const NoteTerms analysed = note_terms(n.title, n.plain_text);
-    note.terms = count_terms(analysed.title_terms, analysed.body_terms);
-    note.title_len = analysed.title_len;
-    note.body_len = analysed.body_len;
-    std::string s = "notesd-note-v2|";
-    field(s, n.title);
-    field(s, n.snippet);
-    field(s, n.content);
-    field(s, std::to_string(n.created_us));
-    field(s, std::to_string(n.updated_us));
-    field(s, std::to_string(n.flags));
-    field(s, note.collections_text);
-    for (std::size_t i = 0; i < n.attachments.size(); ++i) {
-        field(s, note.attachment_ids[i]);
-        field(s, detail::attachment_kind_name(n.attachments[i].kind));
-        field(s, n.attachments[i].target);
-    }
-    // The index fields count too: a note analysed differently (another version's analysis) is
-    // an update.
-    field(s, analysed.title_terms);
-    field(s, analysed.body_terms);
-    field(s, std::to_string(analysed.title_len));
-    field(s, std::to_string(analysed.body_len));
-    field(s, n.plain_text);
-    note.hash = sha256_hex(s);
-    return note;
-}
-
-// Batches of at least this many notes are analysed on several threads.
-constexpr std::size_t kParallelPrepareNotes = 64;
-
-// prepare_note of every note, in order. The analysis is pure CPU per note (the stemmer and its
-// cache are per thread), so a large batch (an import's) is split across the cores while the
-// database waits anyway; the first invalid note in batch order fails the batch, as one thread
-// would have found it.
-std::vector<NoteWrite> prepare_notes(const std::vector<NoteInput>& notes) {
-    std::vector<NoteWrite> out(notes.size());
-    const std::size_t threads = notes.size() < kParallelPrepareNotes ? 1
-        : std::min<std::size_t>(4, std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::exception_ptr> failed(threads);
-    auto part = [&](std::size_t k) {
-        const std::size_t end = notes.size() * (k + 1) / threads;
-        for (std::size_t i = notes.size() * k / threads; i < end; ++i) {
-            try {
-                out[i] = prepare_note(notes[i]);
-            } catch (...) {
-                failed[k] = std::current_exception();
-                return;
-            }
-        }
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(part, k);
-    part(0);
-    for (std::thread& t : pool) t.join();
-    for (std::size_t k = 0; k < threads; ++k)  // parts are in batch order
-        if (failed[k]) std::rethrow_exception(failed[k]);
-    return out;
-}
 
 }  // namespace
 
@@ -474,11 +373,11 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
     // Validate everything before the transaction: a bad item fails the batch without a write.
     std::vector<CollectionInput> colls = collections;
     for (CollectionInput& c : colls) {
-        c.id = canonical(c.id, "collection");
-        need_utf8(c.title, "collection title");
-        if (c.description) need_utf8(*c.description, "collection description");
+        c.id = detail::canonical(c.id, "collection");
+        detail::need_utf8(c.title, "collection title");
+        if (c.description) detail::need_utf8(*c.description, "collection description");
     }
-    const std::vector<NoteWrite> prepared = prepare_notes(notes);
+    const std::vector<NoteWrite> prepared = detail::prepare_notes(notes);
 
     return guarded("write_batch", [&] {
         std::vector<WriteOutcome> out;
@@ -574,7 +473,7 @@ long long SociStore::pack_postings(long long user_id) {
 // the note, its links, attachments, counts and search index.
 WriteOutcome SociStore::write_note_locked(long long user_id, const NoteInput& n,
                                           std::optional<long long> version) {
-    NoteWrite note = prepare_note(n);
+    NoteWrite note = detail::prepare_note(n);
     note.version = version;
     std::map<std::string, long long> ids;
     detail::IndexDelta delta;
