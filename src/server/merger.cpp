@@ -62,22 +62,29 @@ class Merger {
 public:
     explicit Merger(const Config& cfg) : cfg_(cfg), policy_(merger_policy(cfg)) {}
 
-    void pass() {
+    /// One round over the users; true when a user still has work after its steps (writes
+    /// come faster than a pass folds them), so the next pass should start at once.
+    bool pass() {
         if (!store_) {
             store_ = open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
             // as a worker: no WAL checkpoint inside a commit, one after each step instead
             store_->defer_housekeeping();
         }
-        for (const UserInfo& u : store_->list_users()) user(u.id);
+        bool more = false;
+        for (const UserInfo& u : store_->list_users()) more = user(u.id) || more;
+        return more;
     }
     void forget_store() { store_.reset(); }
 
 private:
-    void user(long long id) {
+    // True when the user's steps ran out with work left, having done some (a step that keeps
+    // losing to a pack does not make the merger spin).
+    bool user(long long id) {
         if (cleaned_.insert(id).second) {
             const long long dropped = store_->drop_interrupted_merges(id);
             if (dropped > 0) log_info("merger removed interrupted merges", {{"user", id}, {"segments", dropped}});
         }
+        bool progress = false;
         for (int i = 0; i < kStepsPerUserPass; ++i) {
             const IndexState s = store_->index_state(id);
             const long long now = now_us();
@@ -86,8 +93,9 @@ private:
             const auto since = pending_since_.find(id);
             const MergePlan plan =
                 plan_merge(policy_, s, since == pending_since_.end() ? 0 : since->second, now);
-            if (plan.idle()) return;
+            if (plan.idle()) return false;
             const IndexStep step = store_->run_index_step(id, plan);
+            progress = progress || step.folded_notes > 0 || step.merged_segments > 0;
             store_->housekeeping();
             longest_us_ = std::max(longest_us_, step.longest_write_us);
             log_info("merge step", {{"user", id},
@@ -99,6 +107,7 @@ private:
                                     {"longest_write", step.longest_write_op},
                                     {"longest_write_us_ever", longest_us_}});
         }
+        return progress;
     }
 
     const Config& cfg_;
@@ -176,14 +185,17 @@ void run_merger(const Config& cfg) {
                                 {"fold_delay_ms", cfg.merge_fold_delay_ms}});
     Merger m(cfg);
     for (;;) {
+        bool more = false;
         try {
-            m.pass();
+            more = m.pass();
         } catch (const std::exception& e) {
             // a database outage or a malformed segment: tried again on the next pass
             log_warn("merge pass failed", {{"error", e.what()}});
             m.forget_store();
         }
-        sleep_ms(cfg.merge_interval_ms);
+        // A backlog (sustained API writes) is worked off pass after pass; each step is still
+        // its own short transactions, so writers go on between them.
+        if (!more) sleep_ms(cfg.merge_interval_ms);
     }
 }
 

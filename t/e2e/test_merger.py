@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -110,6 +111,40 @@ class FoldsApiWrites(unittest.TestCase):
             sys.stderr.write("FoldsApiWrites: %d merge steps, longest write transaction %s\n"
                              % (len(done), longest(stack)))
             self.assertEqual(stack.integrity_problems(), [])
+
+
+class BacklogWorkedOffAtOnce(unittest.TestCase):
+    """A backlog larger than one pass folds (64 steps of at most 32 notes: 2,048) is worked off
+    pass after pass, not one pass per merge_interval_ms: with a ten-minute interval, 4,300 API
+    creates are all folded while the test waits. A pass during the writes folds 2,048 at most,
+    so a restarted merger finds more than one pass's worth; one pass and the interval's sleep
+    would leave some pending."""
+    NOTES = 4300
+
+    def test_backlog_folded_without_waiting_for_the_interval(self):
+        config = dict(MERGER, merge_interval_ms=600000, merge_fold_delay_ms=0)
+        with Stack(config=config) as stack:
+            user, token = stack.create_user("backlog")
+            errors = []
+
+            def writer(k):
+                for i in range(k, self.NOTES, 8):
+                    r = stack.request("POST", "/v2/notes", token=token,
+                                      body={"content": "# n%d\n\nbacklog" % i})
+                    if r.status != 200:
+                        errors.append(r.text)
+
+            threads = [threading.Thread(target=writer, args=(k,)) for k in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(errors, [])
+            os.kill(merger_pid(stack), signal.SIGKILL)  # restarted at once: a pass now
+            wait_for(self, lambda: sum(s[1] for s in steps(stack)) == self.NOTES,
+                     "%d notes folded" % self.NOTES, timeout=120.0)
+            out = stack.notesctl("check", user, check=False)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
 
 
 class KillLoopDuringBackgroundMerge(unittest.TestCase):
