@@ -48,6 +48,9 @@ struct IndexDelta {
     bool to_segment = false;
     /// The notes written go into pending rows (store/pending_notes.hpp): an API write.
     bool to_pending = false;
+    /// The user had no pending row when the transaction began and writes none: a batch need
+    /// not look one up per note (a round trip each on the servers).
+    bool none_pending = false;
     SegmentBuilder segment;
     std::vector<std::pair<std::string, int>> df;    // (term, +1 or -1)
     long long notes = 0, collections = 0, title_tokens = 0, body_tokens = 0;

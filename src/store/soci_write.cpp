@@ -147,7 +147,8 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     WriteStatements& w = writes();
     long long hi = 0, lo = 0;
     detail::uuid_halves(uuid, hi, lo);
-    const std::optional<detail::PendingNotes::Stored> pend = pending_.find(w.user_id, hi, lo);
+    const std::optional<detail::PendingNotes::Stored> pend =
+        delta.none_pending ? std::nullopt : pending_.find(w.user_id, hi, lo);
     std::vector<TermCount> old_terms;  // the terms term_df counts for the note
     long long old_updated = 0, old_created = 0, old_flags = 0, old_lens = 0;
     bool in_segment = false;  // its postings are a segment's: marked dead there, no rows to remove
@@ -282,9 +283,11 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
         exec(w.user_counts_add);
     }
     const bool to_segment = delta.to_segment, to_pending = delta.to_pending;
+    const bool none_pending = delta.none_pending;
     delta = detail::IndexDelta();
     delta.to_segment = to_segment;
     delta.to_pending = to_pending;
+    delta.none_pending = none_pending;
 }
 
 // term_df changes, summed per term: increases are upserted kBatchRows terms per statement
@@ -388,6 +391,7 @@ std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
         std::map<std::string, long long> ids;
         detail::IndexDelta delta;
         delta.to_segment = prepared.size() >= detail::kSegmentMinNotes;
+        delta.none_pending = pending_.count(user_id) == 0;  // a batch writes no pending row
         for (const CollectionInput& c : colls) upsert_collection(c, ids, delta);
         for (const NoteWrite& n : prepared) {
             // Ids are unique across live and trashed notes: a re-import leaves a trashed one
