@@ -286,6 +286,20 @@ soci::statement& RowIndexStatements::snapshot_purge() {
     });
 }
 
+std::vector<long long> listed_collections(long long user_id, const std::vector<std::string>& ids,
+                                         const CollectionLookup& find, long long* notes) {
+    std::vector<long long> out;
+    for (const std::string& id : ids) {
+        long long n = 0;
+        const long long c = find(user_id, id, &n);
+        if (c == 0 || std::find(out.begin(), out.end(), c) != out.end()) continue;
+        out.push_back(c);
+        if (notes) *notes += n;
+        if (static_cast<int>(out.size()) == kMaxCollectionFilter) break;
+    }
+    return out;
+}
+
 // ---- the index ----
 
 RowIndexStatements& RowIndex::statements() {
@@ -337,17 +351,9 @@ std::vector<TermPosting> RowIndex::term_postings(long long user_id, const std::s
                                                  const SearchFilter& f, int limit,
                                                  bool with_positions) {
     // Unknown, foreign and malformed collection ids are ignored; none left: no notes.
-    std::vector<long long> collections;
     long long collection_notes = 0;
-    for (const std::string& id : f.collection_ids) {
-        long long n = 0;
-        const long long c = find_collection_(user_id, id, &n);
-        if (c == 0 || std::find(collections.begin(), collections.end(), c) != collections.end())
-            continue;
-        collections.push_back(c);
-        collection_notes += n;
-        if (static_cast<int>(collections.size()) == kMaxCollectionFilter) break;
-    }
+    const std::vector<long long> collections =
+        listed_collections(user_id, f.collection_ids, find_collection_, &collection_notes);
     if (!f.collection_ids.empty() && collections.empty()) return {};
     RowIndexStatements& q = statements();
     q.params.user_id = user_id;

@@ -20,6 +20,12 @@ namespace notesd::detail {
 /// Most collections one search filters by (the contract's limit).
 constexpr int kMaxCollectionFilter = 100;
 
+/// The row ids of the listed collections of the user, each once, at most kMaxCollectionFilter
+/// (unknown, foreign and malformed ids are left out); their maintained note counts are added
+/// to *notes.
+std::vector<long long> listed_collections(long long user_id, const std::vector<std::string>& ids,
+                                         const CollectionLookup& find, long long* notes = nullptr);
+
 /// Postings rows fetched per round by RowIndex::read_postings.
 constexpr std::size_t kPostingsBatch = 256;
 

@@ -173,9 +173,15 @@ std::vector<PendingEntry> PendingNotes::oldest(long long user_id, long long limi
 
 namespace {
 
+// The first of the sorted terms not below `key`.
+std::vector<SegmentTerm>::const_iterator first_from(const std::vector<SegmentTerm>& terms,
+                                                    const std::string& key) {
+    return std::lower_bound(terms.begin(), terms.end(), key,
+                            [](const SegmentTerm& t, const std::string& s) { return t.term < s; });
+}
+
 bool has_term(const std::vector<SegmentTerm>& terms, const std::string& term, const SegmentTerm** at) {
-    auto it = std::lower_bound(terms.begin(), terms.end(), term,
-                               [](const SegmentTerm& t, const std::string& s) { return t.term < s; });
+    const auto it = first_from(terms, term);
     if (it == terms.end() || it->term != term) return false;
     if (at) *at = &*it;
     return true;
@@ -209,9 +215,7 @@ void pending_term_postings(const PendingList& pending, const std::string& term,
 std::vector<std::string> pending_prefix_terms(const PendingList& pending, const std::string& prefix) {
     std::set<std::string> out;
     for (const auto& e : pending) {
-        auto it = std::lower_bound(e->terms.begin(), e->terms.end(), prefix,
-                                   [](const SegmentTerm& t, const std::string& s) { return t.term < s; });
-        for (; it != e->terms.end() && it->term.compare(0, prefix.size(), prefix) == 0; ++it)
+        for (auto it = first_from(e->terms, prefix); it != e->terms.end() && it->term.compare(0, prefix.size(), prefix) == 0; ++it)
             out.insert(it->term);
     }
     return {out.begin(), out.end()};

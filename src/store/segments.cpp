@@ -153,8 +153,11 @@ SegmentRun run_of(const SegmentRef& s, const SearchFilter& f) {
 
 std::vector<TermPosting> merge_rows_and_segments(std::vector<TermPosting> rows,
                                                  std::vector<TermPosting> seg, long long limit) {
-    if (seg.empty()) return rows;
-    if (rows.empty()) return seg;
+    if (seg.empty() || rows.empty()) {
+        std::vector<TermPosting>& out = seg.empty() ? rows : seg;
+        if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
+        return std::move(out);
+    }
     // Only the rows' notes can repeat, and the rows are few (writes since the last compact).
     std::set<std::pair<long long, long long>> in_rows, seen;
     for (const TermPosting& p : rows) in_rows.emplace(p.uid_hi, p.uid_lo);

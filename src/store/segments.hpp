@@ -47,7 +47,7 @@ using NoteKeep = std::function<bool(const SegmentNote&)>;
 
 
 /// A term's postings rows and segment postings (each in candidate order) in candidate order,
-/// at most `limit`. Without a snapshot (the servers) a fold or merge committing between the
+/// at most `limit` (also when one side is empty). Without a snapshot (the servers) a fold or merge committing between the
 /// two reads may show a note on both sides: its newest posting counts, once.
 std::vector<TermPosting> merge_rows_and_segments(std::vector<TermPosting> rows,
                                                  std::vector<TermPosting> seg, long long limit);

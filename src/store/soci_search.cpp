@@ -84,13 +84,10 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
         std::set<std::pair<long long, long long>> members;
         detail::NoteKeep keep;
         if (!f.collection_ids.empty()) {
-            std::vector<long long> colls;
-            for (const std::string& id : f.collection_ids) {
-                const long long c = collection_row_id(user_id, id, nullptr);
-                if (c == 0 || std::find(colls.begin(), colls.end(), c) != colls.end()) continue;
-                colls.push_back(c);
-                if (static_cast<int>(colls.size()) == detail::kMaxCollectionFilter) break;
-            }
+            const std::vector<long long> colls = detail::listed_collections(
+                user_id, f.collection_ids, [this](long long u, const std::string& id, long long* n) {
+                    return collection_row_id(u, id, n);
+                });
             if (colls.empty()) return stored;
             const std::map<long long, std::vector<long long>> links = pending_.collections_of(user_id);
             for (const auto& e : pending) {
@@ -104,9 +101,7 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
         }
         std::vector<TermPosting> mine;
         detail::pending_term_postings(pending, term, f, keep, with_positions, mine);
-        std::vector<TermPosting> out = detail::merge_rows_and_segments(std::move(mine), std::move(stored), limit);
-        if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
-        return out;
+        return detail::merge_rows_and_segments(std::move(mine), std::move(stored), limit);
     });
 }
 
