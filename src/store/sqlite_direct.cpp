@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <cstring>
@@ -35,17 +36,36 @@ int busy_wait(void* ctx, int retries) {
 
 int record_wal_size(void* ctx, lite::sqlite3*, const char* db_name, int pages) {
     auto* t = static_cast<SqliteTuning*>(ctx);
-    (db_name && std::strcmp(db_name, "snap") == 0 ? t->snap_wal_pages : t->wal_pages) = pages;
+    (db_name && std::strcmp(db_name, "snap") == 0 ? t->snap_wal : t->wal).saw(pages);
     return SQLITE_OK;
 }
 
-// Passive checkpoint of one attached file; `pages` becomes the frames still waiting.
-void checkpoint(lite::sqlite3* db, const char* name, int& pages) {
+// Passive checkpoint of one attached file once it is due. Frames a reader still holds wait
+// for the next attempt, min_pages frames later: a busy or partial checkpoint is not retried at
+// once, which would cost a WAL sync per commit while the reader stays.
+//
+// SQLite starts the WAL over only when a write begins with every frame copied back, which
+// steady writes from several workers never allow: the WAL had grown by every frame written
+// (1.1 GB in a 12 s run of creates), and with it every page look-up's walk of the WAL's index.
+// So when the WAL holds kRestartFactor times min_pages frames, a RESTART checkpoint follows
+// the passive one: it takes the write lock, copies the few frames written meanwhile, and waits
+// for readers to leave the WAL, so the next write starts it over. Both waits are bounded by
+// kRestartWaitMs; when that runs out, the next due checkpoint tries again.
+constexpr int kRestartFactor = 4;
+constexpr int kRestartWaitMs = 20;
+
+void checkpoint_if_grown(lite::sqlite3* db, const char* name, SqliteTuning& t, SqliteTuning::WalGrowth& g,
+                         int min_pages) {
+    if (g.unchecked < min_pages) return;
+    g.unchecked = 0;
     int log = 0, done = 0;
-    if (lite::sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK)
-        pages = log > done ? log - done : 0;  // frames still waiting for a reader to move on
-    else
-        pages = 0;  // busy: the next commit reports the size again
+    if (lite::sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK ||
+        log < kRestartFactor * min_pages)
+        return;
+    const int timeout = t.busy_timeout_ms;
+    t.busy_timeout_ms = std::min(timeout, kRestartWaitMs);  // busy_wait reads it
+    lite::sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
+    t.busy_timeout_ms = timeout;
 }
 
 }  // namespace
@@ -54,7 +74,7 @@ void tune_sqlite_session(soci::session& s, SqliteTuning& t) {
     lite::sqlite3* db = connection(s);
     lite::sqlite3_busy_handler(db, busy_wait, &t);
     if (t.defer_checkpoints) lite::sqlite3_wal_hook(db, record_wal_size, &t);  // replaces auto
-    t.wal_pages = t.snap_wal_pages = 0;
+    t.wal = t.snap_wal = SqliteTuning::WalGrowth{};
 }
 
 SqliteTuning::~SqliteTuning() {
@@ -87,8 +107,8 @@ void release_free_pages(soci::session& s) {
 
 void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages) {
     if (!t.defer_checkpoints) return;  // only SQLite defers
-    if (t.wal_pages >= min_pages) checkpoint(connection(s), "main", t.wal_pages);
-    if (t.snap_wal_pages >= min_pages) checkpoint(connection(s), "snap", t.snap_wal_pages);
+    checkpoint_if_grown(connection(s), "main", t, t.wal, min_pages);
+    checkpoint_if_grown(connection(s), "snap", t, t.snap_wal, min_pages);
 }
 
 bool is_sqlite_session(soci::session& s) {

@@ -74,8 +74,11 @@ bool is_sqlite_session(soci::session& s);
 ///    waits of two workers writing a snapshot at the same moment into milliseconds.
 ///  - defer_checkpoints: the connection stops checkpointing the WAL when it commits (SQLite
 ///    does so every 1,000 pages, in whichever request commits then, fsync included) and
-///    records the WAL's size instead; checkpoint_if_due, called after a response is sent,
-///    does the work.
+///    records how much the WAL grew instead; checkpoint_if_due, called after a response is
+///    sent, does the work once min_pages new frames have been written since its last attempt.
+///    Not by the WAL's size: while writers keep readers on it, the WAL is not restarted and
+///    stays above any threshold, and each commit's checkpoint (a WAL sync, an index walk)
+///    had taken a fifth of a worker's time under writes.
 ///  - sync_after_commit: synchronous=FULL's promise (a commit is on disk before the caller goes
 ///    on) with the sync moved out of the write lock: the connection runs NORMAL, which writes
 ///    the WAL at commit but syncs it only at checkpoints, and sync_wal fdatasyncs the WAL file
@@ -92,8 +95,18 @@ struct SqliteTuning {
     SqliteTuning(const SqliteTuning&) = delete;
     SqliteTuning& operator=(const SqliteTuning&) = delete;
     bool defer_checkpoints = false;
-    int wal_pages = 0;       ///< the main file's WAL size at this connection's last commit to it
-    int snap_wal_pages = 0;  ///< the same for the attached snapshots file (`snap`)
+    /// One file's WAL as this connection's commits saw it.
+    struct WalGrowth {
+        int last = 0;       ///< frames in the WAL at this connection's last commit to it
+        int unchecked = 0;  ///< frames it grew by since the last checkpoint attempt
+        void saw(int pages) {
+            // fewer frames than last time: another connection restarted the WAL meanwhile
+            unchecked += pages >= last ? pages - last : pages;
+            last = pages;
+        }
+    };
+    WalGrowth wal;       ///< the main file's
+    WalGrowth snap_wal;  ///< the attached snapshots file's (`snap`)
 };
 
 /// Installs the busy handler and, with defer_checkpoints, the WAL hook (again after every
@@ -108,7 +121,8 @@ void sync_wal(SqliteTuning& t);
 /// no-op otherwise). Run to completion: each step of the pragma frees one page.
 void release_free_pages(soci::session& s);
 
-/// A passive checkpoint (it waits for no one) of each file whose WAL has reached min_pages.
+/// A passive checkpoint (it waits for no one) of each file whose WAL grew by min_pages frames
+/// since this connection last tried.
 void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages);
 
 }  // namespace notesd::detail
