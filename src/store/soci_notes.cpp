@@ -271,6 +271,8 @@ std::vector<std::pair<std::string, std::string>> SociStore::collection_titles(lo
 NoteWriteResult SociStore::create_note(long long user_id, const NoteInput& n) {
     const std::optional<std::string> id = parse_uuid(n.id);
     if (!id) throw std::invalid_argument("invalid note id");
+    // The analysis needs no database: done before the write lock, beside other writes.
+    detail::AnalysedNote analysed = detail::analyse_note(n.title, n.plain_text);
     return locked_write("create_note", user_id, [&] {
         detail::WriteStatements& w = writes();
         w.user_id = user_id;
@@ -281,7 +283,7 @@ NoteWriteResult SociStore::create_note(long long user_id, const NoteInput& n) {
         created.input = n;
         created.input.id = *id;
         created.input.collection_ids = existing_collections(user_id, n.collection_ids);
-        write_note_locked(user_id, created.input, 1);
+        write_note_locked(user_id, created.input, 1, std::move(analysed));
         return result(NoteWriteStatus::Done, &created);
     });
 }
@@ -290,6 +292,7 @@ NoteWriteResult SociStore::update_note(long long user_id, const NoteInput& n,
                                        long long expected_version) {
     const std::optional<std::string> id = parse_uuid(n.id);
     if (!id) return result(NoteWriteStatus::NotFound);
+    detail::AnalysedNote analysed = detail::analyse_note(n.title, n.plain_text);  // as create_note
     return locked_write("update_note", user_id, [&] {
         std::optional<detail::NoteState> cur = live_note(user_id, *id);
         if (!cur)
@@ -304,7 +307,7 @@ NoteWriteResult SociStore::update_note(long long user_id, const NoteInput& n,
         updated.input.created_us = cur->input.created_us;
         updated.input.collection_ids = cur->input.collection_ids;
         updated.version = expected_version + 1;
-        write_note_locked(user_id, updated.input, updated.version);
+        write_note_locked(user_id, updated.input, updated.version, std::move(analysed));
         return result(NoteWriteStatus::Done, &updated);
     });
 }

@@ -35,7 +35,18 @@ void field(std::string& s, const std::string& v) {
 
 }  // namespace
 
-NoteWrite prepare_note(const NoteInput& n) {
+AnalysedNote analyse_note(const std::string& title, const std::string& plain_text) {
+    need_utf8(title, "note title");
+    need_utf8(plain_text, "note plain text");
+    AnalysedNote a;
+    a.title = title;
+    a.plain_text = plain_text;
+    a.text = note_terms(title, plain_text);
+    a.terms = count_terms(a.text.title_terms, a.text.body_terms);
+    return a;
+}
+
+NoteWrite prepare_note(const NoteInput& n, std::optional<AnalysedNote> analysed) {
     NoteWrite note;
     note.in = &n;
     note.id = canonical(n.id, "note");
@@ -56,11 +67,11 @@ NoteWrite prepare_note(const NoteInput& n) {
     note.collections_text = join_list(note.collections, ',');
     note.audio_text = join_list(audio, ',');
     uuid_halves(note.id, note.hi, note.lo);
-    need_utf8(n.plain_text, "note plain text");
-    const NoteTerms analysed = note_terms(n.title, n.plain_text);
-    note.terms = count_terms(analysed.title_terms, analysed.body_terms);
-    note.title_len = analysed.title_len;
-    note.body_len = analysed.body_len;
+    if (!analysed || analysed->title != n.title || analysed->plain_text != n.plain_text)
+        analysed = analyse_note(n.title, n.plain_text);
+    note.terms = std::move(analysed->terms);
+    note.title_len = analysed->text.title_len;
+    note.body_len = analysed->text.body_len;
     std::string s = "notesd-note-v2|";
     field(s, n.title);
     field(s, n.snippet);
@@ -76,10 +87,10 @@ NoteWrite prepare_note(const NoteInput& n) {
     }
     // The index fields count too: a note analysed differently (another version's analysis) is
     // an update.
-    field(s, analysed.title_terms);
-    field(s, analysed.body_terms);
-    field(s, std::to_string(analysed.title_len));
-    field(s, std::to_string(analysed.body_len));
+    field(s, analysed->text.title_terms);
+    field(s, analysed->text.body_terms);
+    field(s, std::to_string(analysed->text.title_len));
+    field(s, std::to_string(analysed->text.body_len));
     field(s, n.plain_text);
     note.hash = sha256_hex(s);
     return note;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "index/note_index.hpp"
 #include "base/model.hpp"
 #include "base/util.hpp"
 #include "store/dialect.hpp"
@@ -219,9 +220,19 @@ struct NoteWrite {
 std::string canonical(const std::string& uuid, const char* what);
 /// invalid_argument naming `what` when s is not valid UTF-8.
 void need_utf8(const std::string& s, const char* what);
+/// A note's title and plain text checked (UTF-8) and analysed: its index terms and counts.
+struct AnalysedNote {
+    std::string title, plain_text;  ///< what was analysed
+    NoteTerms text;                 ///< the fields' terms as text (prepare_note hashes them)
+    std::vector<TermCount> terms;   ///< count_terms of them
+};
+/// Pure CPU and no database: an API write analyses its note before it takes the write lock, so
+/// that two workers' analyses run beside each other's transactions instead of inside them.
+AnalysedNote analyse_note(const std::string& title, const std::string& plain_text);
 /// A note checked (ids, UTF-8), analysed (its terms, soci_prepare.cpp) and hashed, before
-/// any transaction; invalid_argument when it cannot be written.
-NoteWrite prepare_note(const NoteInput& n);
+/// any transaction; invalid_argument when it cannot be written. `analysed`: analyse_note of
+/// this note's title and plain text when the caller has it (it is used only when they match).
+NoteWrite prepare_note(const NoteInput& n, std::optional<AnalysedNote> analysed = std::nullopt);
 /// prepare_note of each note, in order; a large batch on several threads. The first invalid
 /// note in batch order fails it.
 std::vector<NoteWrite> prepare_notes(const std::vector<NoteInput>& notes);

@@ -175,9 +175,10 @@ private:
     std::optional<detail::NoteState> trashed_note(long long user_id, const std::string& uuid);
     bool is_trashed(long long user_id, const std::string& uuid);
     /// One note through write_batch's path (version: as NoteWrite::version), the user locked
-    /// by the caller.
+    /// by the caller. `analysed`: detail::analyse_note of the note, done before the lock.
     WriteOutcome write_note_locked(long long user_id, const NoteInput& n,
-                                   std::optional<long long> version);
+                                   std::optional<long long> version,
+                                   std::optional<detail::AnalysedNote> analysed = std::nullopt);
     /// Deletes a live note with everything derived from it; false when there is none.
     bool remove_note_locked(long long user_id, const std::string& uuid);
     bool table_exists(const std::string& name);

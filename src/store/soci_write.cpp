@@ -476,8 +476,9 @@ long long SociStore::pack_postings(long long user_id) {
 // One note through write_batch's path, inside the caller's transaction with the user locked:
 // the note, its links, attachments, counts and search index.
 WriteOutcome SociStore::write_note_locked(long long user_id, const NoteInput& n,
-                                          std::optional<long long> version) {
-    NoteWrite note = detail::prepare_note(n);
+                                          std::optional<long long> version,
+                                          std::optional<detail::AnalysedNote> analysed) {
+    NoteWrite note = detail::prepare_note(n, std::move(analysed));
     note.version = version;
     std::map<std::string, long long> ids;
     detail::IndexDelta delta;
