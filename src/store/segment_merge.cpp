@@ -101,11 +101,12 @@ Segments::Publish Segments::publish(long long user_id, long long segment_id,
     }
     long long n = live.notes(), l = live.live_count(), id = segment_id;
     std::string table_blob = dialect_.blob_param(table), live_blob = dialect_.blob_param(live.encode());
-    session_ << "UPDATE index_segments SET note_count = :n, live_count = :l, notes = " +
-                    dialect_.blob_value(":notes") + ", live = " + dialect_.blob_value(":live") +
-                    " WHERE id = :s",
-        soci::use(n, "n"), soci::use(l, "l"), soci::use(table_blob, "notes"),
-        soci::use(live_blob, "live"), soci::use(id, "s");
+    session_ << "UPDATE index_segment_notes SET notes = " + dialect_.blob_value(":notes") +
+                    " WHERE segment_id = :s",
+        soci::use(table_blob, "notes"), soci::use(id, "s");
+    session_ << "UPDATE index_segments SET note_count = :n, live_count = :l, live = " +
+                    dialect_.blob_value(":live") + " WHERE id = :s",
+        soci::use(n, "n"), soci::use(l, "l"), soci::use(live_blob, "live"), soci::use(id, "s");
     // Not into notes_cache_ here: the transaction may still roll back.
     w.segments.push_back(SegmentRef{segment_id, notes, live, l});
     w.dirty.push_back(false);
@@ -169,6 +170,10 @@ void Segments::delete_dropped(long long segment_id) {
     session_ << "DELETE FROM segment_blocks WHERE segment_id = :s", soci::use(id, "s");
     session_ << "DELETE FROM index_segments WHERE id = :s AND note_count = 0 AND live_count = :l",
         soci::use(id, "s"), soci::use(dropping, "l");
+    long long row = segment_id;  // its notes row goes with it, and only then
+    session_ << "DELETE FROM index_segment_notes WHERE segment_id = :s AND NOT EXISTS (SELECT 1 "
+                "FROM index_segments WHERE id = :t)",
+        soci::use(id, "s"), soci::use(row, "t");
     notes_cache_.erase(segment_id);
 }
 

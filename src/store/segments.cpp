@@ -17,27 +17,28 @@ struct Segments::Statements {
     long long user_id = 0, segment_id = 0, note_count = 0, live_count = 0;
     long long inserted = 0;
     std::string term, notes, live, data;  // blobs in the dialect's form
-    soci::statement list, notes_of, insert_segment, set_live;
-    soci::statement delete_blocks, delete_segment, segment_blocks;
+    soci::statement list, notes_of, insert_segment, insert_notes, set_live;
+    soci::statement delete_blocks, segment_blocks;
 };
 
 Segments::Statements::Statements(soci::session& s, const Dialect& d)
     : list(Prep(s, "SELECT id, note_count, live_count, live FROM index_segments WHERE user_id = :u "
                    "AND note_count > 0 ORDER BY id")
                .out(segment_id).out(note_count).out(live_count).out(live).in(user_id, "u").done()),
-      notes_of(Prep(s, "SELECT notes FROM index_segments WHERE id = :s")
+      notes_of(Prep(s, "SELECT notes FROM index_segment_notes WHERE segment_id = :s")
                    .out(notes).in(segment_id, "s").done()),
-      insert_segment(Prep(s, "INSERT INTO index_segments (user_id, note_count, live_count, notes, "
-                             "live) VALUES (:u, :n, :l, " + d.blob_value(":notes") + ", " +
-                             d.blob_value(":live") + ")")
+      insert_segment(Prep(s, "INSERT INTO index_segments (user_id, note_count, live_count, live) "
+                             "VALUES (:u, :n, :l, " + d.blob_value(":live") + ")")
                          .in(user_id, "u").in(note_count, "n").in(live_count, "l")
-                         .in(notes, "notes").in(live, "live").returning_id(d, inserted).done()),
+                         .in(live, "live").returning_id(d, inserted).done()),
+      insert_notes(Prep(s, "INSERT INTO index_segment_notes (segment_id, notes) VALUES (:s, " +
+                           d.blob_value(":notes") + ")")
+                       .in(inserted, "s").in(notes, "notes").done()),
       set_live(Prep(s, "UPDATE index_segments SET live = " + d.blob_value(":live") +
                        ", live_count = :l WHERE id = :s")
                    .in(live, "live").in(live_count, "l").in(segment_id, "s").done()),
       delete_blocks(Prep(s, "DELETE FROM segment_blocks WHERE segment_id = :s")
                         .in(segment_id, "s").done()),
-      delete_segment(Prep(s, "DELETE FROM index_segments WHERE id = :s").in(segment_id, "s").done()),
       segment_blocks(Prep(s, "SELECT term, data FROM segment_blocks WHERE segment_id = :s ORDER BY "
                              "term, first_ord")
                          .out(term).out(data).in(segment_id, "s").done()) {}
@@ -377,12 +378,13 @@ long long Segments::insert_segment(long long user_id, const std::string& notes, 
     q.user_id = user_id;
     q.note_count = live.notes();
     q.live_count = live.live_count();
-    q.notes = dialect_.blob_param(notes);
     q.live = dialect_.blob_param(live.encode());
     exec(q.insert_segment);
-    q.notes.clear();
     if (!dialect_.insert_returns_id() && !session_.get_last_insert_id("index_segments", q.inserted))
         throw std::runtime_error("no id for the new row of index_segments");
+    q.notes = dialect_.blob_param(notes);  // its own row (schema 014): a live set's update skips it
+    exec(q.insert_notes);
+    q.notes.clear();
     return q.inserted;
 }
 

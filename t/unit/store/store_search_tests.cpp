@@ -36,8 +36,20 @@ using SearchFixture = notesd::test::StoreFixture;
 // The newest schema version the build carries.
 int newest_schema() { return migrations_for("sqlite").back().version; }
 
+// Back to schema 013 (the segments' notes tables in their rows again).
+void undo_014(soci::session& db) {
+    const std::string name = db.get_backend_name();
+    const std::string blob = name == "postgresql" ? "BYTEA" : name == "mysql" ? "LONGBLOB" : "BLOB";
+    db << "ALTER TABLE index_segments ADD COLUMN notes " + blob;
+    db << "UPDATE index_segments SET notes = (SELECT n.notes FROM index_segment_notes n WHERE "
+          "n.segment_id = index_segments.id)";
+    db << "DROP TABLE index_segment_notes";
+    db << "DELETE FROM schema_migrations WHERE version = 14";
+}
+
 // Back to schema 012 (what 013 adds).
 void undo_013(soci::session& db) {
+    undo_014(db);
     db << "DROP TABLE index_pending";
     db << "DELETE FROM schema_migrations WHERE version = 13";
 }
@@ -717,6 +729,34 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_006_packs_postings, SearchFixture) {
 
 // The 010 upgrade (every backend) folds each user's postings rows into a segment once its
 // schema is committed: no row left, the same postings read before and after, check clean.
+// Schema 014 moves each segment's notes table into a row of its own: an index with segments
+// reads the same after the upgrade, and a delete of a note in a segment then marks it dead.
+BOOST_FIXTURE_TEST_CASE(upgrade_to_014_keeps_segments, SearchFixture) {
+    const long long u = user("upgrade-014");
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 300; ++i)
+        batch.push_back(mk(new_uuid(), "title", "common words w" + std::to_string(i % 7), 10 + i, 500 + i));
+    store->write_batch(u, {}, batch);  // one batch: a segment
+    const std::vector<TermPosting> before = store->term_postings(u, "common", {}, 1000);
+    BOOST_CHECK_EQUAL(before.size(), 300u);
+    undo_014(*raw());
+    store = open_store(conn);
+    BOOST_CHECK_EQUAL(store->schema_version(), 13);
+    store->migrate();
+    BOOST_CHECK_EQUAL(store->schema_version(), newest_schema());
+    long long moved = 0;
+    *raw() << "SELECT COUNT(*) FROM index_segment_notes", soci::into(moved);
+    BOOST_CHECK_GE(moved, 1);
+    const std::vector<TermPosting> after = store->term_postings(u, "common", {}, 1000);
+    BOOST_REQUIRE_EQUAL(after.size(), before.size());
+    for (std::size_t i = 0; i < after.size(); ++i)
+        BOOST_CHECK(after[i].uid_hi == before[i].uid_hi && after[i].uid_lo == before[i].uid_lo);
+    BOOST_CHECK(store->check_user(u).empty());
+    BOOST_REQUIRE(store->delete_note(u, batch[0].id));
+    BOOST_CHECK_EQUAL(store->term_postings(u, "common", {}, 1000).size(), 299u);
+    BOOST_CHECK(store->check_user(u).empty());
+}
+
 BOOST_FIXTURE_TEST_CASE(upgrade_to_010_folds_rows_into_segments, SearchFixture) {
     const long long u = user("upgrade-010");
     std::vector<NoteInput> batch;
