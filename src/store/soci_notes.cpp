@@ -97,6 +97,13 @@ NoteStatements::NoteStatements(soci::session& s)
       live_note_text(Prep(s, "SELECT plain_text FROM note_text WHERE note_id = :id")
                          .out(row.plain_text)
                          .in(row.row_id, "id").done()),
+      stored_text(Prep(s, "SELECT n.title, t.plain_text FROM notes n JOIN note_text t ON "
+                          "t.note_id = n.id WHERE n.user_id = :u AND n.uuid = :uuid AND NOT EXISTS "
+                          "(SELECT 1 FROM index_pending p WHERE p.user_id = :pu AND "
+                          "p.uid_hi = :hi AND p.uid_lo = :lo)")
+                      .out(row.title).out(row.plain_text)
+                      .in(user_id, "u").in(note_uuid, "uuid").in(user_id, "pu").in(uid_hi, "hi")
+                      .in(uid_lo, "lo").done()),
       live_attachments(Prep(s, "SELECT uuid, kind, target FROM attachments WHERE note_id = :id "
                                "ORDER BY id")
                            .out(attachment_uuid).out(attachment_kind).out(attachment_target)
@@ -288,11 +295,31 @@ NoteWriteResult SociStore::create_note(long long user_id, const NoteInput& n) {
     });
 }
 
+// An update or delete removes the stored version's terms from the document frequencies; for a
+// note in a segment they are counted from its stored text, which is the longest step of such a
+// write. Like the new version's analysis it needs no lock: both are done before it, and the
+// write checks that the stored text is still the one counted.
+std::optional<detail::StoredTerms> SociStore::stored_terms(long long user_id, const std::string& uuid) {
+    return reading("stored_terms", [&]() -> std::optional<detail::StoredTerms> {
+        detail::NoteStatements& s = note_statements();
+        s.user_id = user_id;
+        s.note_uuid = uuid;
+        detail::uuid_halves(uuid, s.uid_hi, s.uid_lo);
+        if (!fetch_one(s.stored_text)) return std::nullopt;
+        detail::StoredTerms t;
+        t.title = s.row.title;
+        t.plain_text = s.row.plain_text;
+        t.terms = detail::count_stored_terms(t.title, t.plain_text);
+        return t;
+    });
+}
+
 NoteWriteResult SociStore::update_note(long long user_id, const NoteInput& n,
                                        long long expected_version) {
     const std::optional<std::string> id = parse_uuid(n.id);
     if (!id) return result(NoteWriteStatus::NotFound);
     detail::AnalysedNote analysed = detail::analyse_note(n.title, n.plain_text);  // as create_note
+    const std::optional<detail::StoredTerms> before = stored_terms(user_id, *id);
     return locked_write("update_note", user_id, [&] {
         std::optional<detail::NoteState> cur = live_note(user_id, *id);
         if (!cur)
@@ -307,7 +334,8 @@ NoteWriteResult SociStore::update_note(long long user_id, const NoteInput& n,
         updated.input.created_us = cur->input.created_us;
         updated.input.collection_ids = cur->input.collection_ids;
         updated.version = expected_version + 1;
-        write_note_locked(user_id, updated.input, updated.version, std::move(analysed));
+        write_note_locked(user_id, updated.input, updated.version, std::move(analysed),
+                          before ? &*before : nullptr);
         return result(NoteWriteStatus::Done, &updated);
     });
 }
@@ -332,12 +360,14 @@ NoteWriteResult SociStore::set_note_created(long long user_id, const std::string
 bool SociStore::trash_note(long long user_id, const std::string& note_id, long long now_us) {
     const std::optional<std::string> id = parse_uuid(note_id);
     if (!id) return false;
+    const std::optional<detail::StoredTerms> before = stored_terms(user_id, *id);
     return locked_write("trash_note", user_id, [&] {
         std::optional<detail::NoteState> cur = live_note(user_id, *id);
         if (!cur) return is_trashed(user_id, *id);  // trashing twice: no change
         cur->trashed_us = now_us;
         detail::insert_trashed_note(note_statements(), user_id, *cur);
-        if (!remove_note_locked(user_id, *id)) throw std::runtime_error("note vanished while trashing");
+        if (!remove_note_locked(user_id, *id, before ? &*before : nullptr))
+            throw std::runtime_error("note vanished while trashing");
         return true;
     });
 }
@@ -372,8 +402,9 @@ std::vector<std::string> SociStore::trashed_note_ids(long long user_id) {
 bool SociStore::delete_note(long long user_id, const std::string& note_id) {
     const std::optional<std::string> id = parse_uuid(note_id);
     if (!id) return false;
+    const std::optional<detail::StoredTerms> before = stored_terms(user_id, *id);
     return locked_write("delete_note", user_id, [&] {
-        if (remove_note_locked(user_id, *id)) return true;
+        if (remove_note_locked(user_id, *id, before ? &*before : nullptr)) return true;
         detail::NoteStatements& s = note_statements();
         s.user_id = user_id;
         s.note_uuid = *id;

@@ -40,7 +40,12 @@ struct NoteStatements {
     // one collection (collection_titles), one trashed note's id (trashed_ids)
     std::string collection_uuid, collection_title, trashed_uuid;
 
-    soci::statement live_note, live_note_text, live_attachments;
+    long long uid_hi = 0, uid_lo = 0;  // note_uuid's halves (stored_text)
+
+    soci::statement live_note, live_note_text;
+    /// A live note's title and plain text into row, unless its index entry is pending.
+    soci::statement stored_text;
+    soci::statement live_attachments;
     soci::statement trashed_note, trashed_exists, trashed_insert, trashed_delete, trashed_ids;
     soci::statement collection_titles;
 };

@@ -201,6 +201,13 @@ std::vector<TermCount> count_terms(const std::string& title_terms, const std::st
 /// count_terms of a stored note: the terms its title and plain text analyse into.
 std::vector<TermCount> count_stored_terms(const std::string& title, const std::string& plain_text);
 
+/// count_stored_terms of a note's stored version, counted before the write lock (an update's or
+/// delete's old terms); the write uses them only while the stored title and text are these.
+struct StoredTerms {
+    std::string title, plain_text;
+    std::vector<TermCount> terms;
+};
+
 /// A NoteInput checked and canonicalised before its transaction starts.
 struct NoteWrite {
     const NoteInput* in = nullptr;
@@ -214,6 +221,8 @@ struct NoteWrite {
     std::string hash;                          // over every stored field
     /// The version to store; unset: 1 for a new note, the stored one plus one for a change.
     std::optional<long long> version;
+    /// The stored version's terms if counted before the lock (else counted under it).
+    const StoredTerms* before = nullptr;
 };
 
 /// The canonical form of a uuid; invalid_argument naming `what` otherwise.

@@ -25,6 +25,7 @@ namespace detail {
 struct ReadStatements;
 struct WriteStatements;
 struct NoteWrite;
+struct StoredTerms;
 struct NoteStatements;
 struct NoteState;
 struct CollectionStatements;
@@ -175,12 +176,20 @@ private:
     std::optional<detail::NoteState> trashed_note(long long user_id, const std::string& uuid);
     bool is_trashed(long long user_id, const std::string& uuid);
     /// One note through write_batch's path (version: as NoteWrite::version), the user locked
-    /// by the caller. `analysed`: detail::analyse_note of the note, done before the lock.
+    /// by the caller. `analysed`: detail::analyse_note of the note, and `before`: stored_terms
+    /// of the note it replaces, both done before the lock.
     WriteOutcome write_note_locked(long long user_id, const NoteInput& n,
                                    std::optional<long long> version,
-                                   std::optional<detail::AnalysedNote> analysed = std::nullopt);
+                                   std::optional<detail::AnalysedNote> analysed = std::nullopt,
+                                   const detail::StoredTerms* before = nullptr);
     /// Deletes a live note with everything derived from it; false when there is none.
-    bool remove_note_locked(long long user_id, const std::string& uuid);
+    /// `before`: as write_note_locked's.
+    bool remove_note_locked(long long user_id, const std::string& uuid,
+                            const detail::StoredTerms* before = nullptr);
+    /// The terms of the user's live note as stored, counted outside any transaction so that an
+    /// update or delete need not count them under the write lock; none when the note is not
+    /// live or its index entry is pending (whose removal needs no counting).
+    std::optional<detail::StoredTerms> stored_terms(long long user_id, const std::string& uuid);
     bool table_exists(const std::string& name);
     bool apply_migration(const EmbeddedMigration& m);
     /// Data steps a migration's SQL cannot do, run in its transaction right after the script.
@@ -209,7 +218,8 @@ private:
     /// Records the postings, document-frequency and token-sum changes of writing n (nullptr:
     /// deleting the note) over its stored index (when existed).
     void reindex_note(const detail::NoteWrite* n, long long note_id, bool existed,
-                      const std::string& uuid, detail::IndexDelta& delta);
+                      const std::string& uuid, detail::IndexDelta& delta,
+                      const detail::StoredTerms* before = nullptr);
     /// reindex_note of an API write: the note's pending row (old_terms: what term_df counts for
     /// it; rows_updated_us: its old postings rows to remove, at that key).
     void queue_pending(const detail::NoteWrite* n, long long note_id, long long hi, long long lo,

@@ -107,7 +107,7 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     time_counts().note_changed(existed ? &before : nullptr, &after);
     long long note_id = w.found_id;
     // The stored index is read before the update overwrites it.
-    if (existed) reindex_note(&n, note_id, true, n.id, delta);
+    if (existed) reindex_note(&n, note_id, true, n.id, delta, n.before);
     const NoteInput& in = *n.in;
     w.title = in.title;
     w.snippet = in.snippet;
@@ -143,7 +143,8 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
 // its term's counts change; a note's other rows stay as they are. A pending note's postings are
 // its pending row only, and term_df counts the terms its row names in `minus`.
 void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed,
-                             const std::string& uuid, detail::IndexDelta& delta) {
+                             const std::string& uuid, detail::IndexDelta& delta,
+                             const detail::StoredTerms* before) {
     WriteStatements& w = writes();
     long long hi = 0, lo = 0;
     detail::uuid_halves(uuid, hi, lo);
@@ -155,7 +156,8 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     if (existed) {
         w.row_id = note_id;
         if (!fetch_one(w.note_stored_index)) throw std::runtime_error("note vanished while indexing");
-        if (!pend) old_terms = detail::count_stored_terms(w.old_title, w.old_plain_text);
+        const bool counted = before && before->title == w.old_title && before->plain_text == w.old_plain_text;
+        if (!pend) old_terms = counted ? before->terms : detail::count_stored_terms(w.old_title, w.old_plain_text);
         delta.title_tokens -= w.old_title_len;
         delta.body_tokens -= w.old_body_len;
         old_updated = w.old_updated_us;
@@ -477,9 +479,11 @@ long long SociStore::pack_postings(long long user_id) {
 // the note, its links, attachments, counts and search index.
 WriteOutcome SociStore::write_note_locked(long long user_id, const NoteInput& n,
                                           std::optional<long long> version,
-                                          std::optional<detail::AnalysedNote> analysed) {
+                                          std::optional<detail::AnalysedNote> analysed,
+                                          const detail::StoredTerms* before) {
     NoteWrite note = detail::prepare_note(n, std::move(analysed));
     note.version = version;
+    note.before = before;
     std::map<std::string, long long> ids;
     detail::IndexDelta delta;
     delta.to_pending = true;
@@ -492,7 +496,8 @@ WriteOutcome SociStore::write_note_locked(long long user_id, const NoteInput& n,
 
 // Removes a live note with its links, attachments, counts and index entries, inside the
 // caller's transaction with the user locked; false when the user has no such live note.
-bool SociStore::remove_note_locked(long long user_id, const std::string& uuid) {
+bool SociStore::remove_note_locked(long long user_id, const std::string& uuid,
+                                   const detail::StoredTerms* before) {
     WriteStatements& w = writes();
     w.user_id = user_id;
     w.note_uuid = uuid;
@@ -503,7 +508,7 @@ bool SociStore::remove_note_locked(long long user_id, const std::string& uuid) {
     time_counts().note_changed(&gone, nullptr);
     detail::IndexDelta delta;
     delta.to_pending = true;
-    reindex_note(nullptr, nid, true, uuid, delta);
+    reindex_note(nullptr, nid, true, uuid, delta, before);
     delta.notes = -1;
     w.row_id = nid;
     std::vector<long long> links;
