@@ -147,9 +147,10 @@ public:
         // a negative cache_size is in KiB
         if (t.sqlite_cache_mb > 0)
             out.push_back("PRAGMA cache_size=-" + std::to_string(t.sqlite_cache_mb * 1024LL));
-        // Mapped pages are read without a copy, and stay mapped while the file is unchanged (a
-        // commit by another connection unmaps them): the main file only, which searches do
-        // not write (the snapshots file, attached by SqliteIndex, gets SQLite's default: off).
+        // Mapped pages (mmap_mb, off by default) are read without a copy while the file is
+        // unchanged; a commit by another connection unmaps them all. The main file only, which
+        // searches do not write (the snapshots file, attached by SqliteIndex, gets SQLite's
+        // default: off).
         out.push_back("PRAGMA main.mmap_size=" + std::to_string(t.sqlite_mmap_mb * 1048576LL));
         return out;
     }

@@ -31,9 +31,12 @@ struct DbTarget {
     std::string sqlite_synchronous = "FULL";
     int sqlite_cache_mb = 0;  ///< SQLite page cache per connection; 0: SQLite's default (2 MB)
     bool sqlite_cache_set = false;  ///< the connection string set cache_mb= (open_store's defaults yield)
-    /// SQLite memory-mapped I/O of the main file, MiB; 0: off. SQLite caps it (2 GiB in Debian's
-    /// build). Read-only mapping: SQLite still writes through the file.
-    int sqlite_mmap_mb = 2048;
+    /// SQLite memory-mapped I/O of the main file, MiB; 0: off (the default). SQLite caps it
+    /// (2 GiB in Debian's build). Off by default because SQLite unmaps the whole mapping at the
+    /// start of any transaction that follows another connection's commit: under API writes every
+    /// worker paid an munmap and a page fault per page touched again, and writes ran at half
+    /// the rate (doc/benchmarks.md, "Memory-mapped reads off").
+    int sqlite_mmap_mb = 0;
     std::string sqlite_file;       ///< SQLite: the main file as given (db=)
     bool sqlite_readonly = false;  ///< SOCI's readonly option: no snapshots file (searches fail)
 };

@@ -66,8 +66,8 @@ std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string)
 std::unique_ptr<Store> open_store(const std::string& connection_string, int busy_timeout_ms,
                                   int connect_timeout_s) {
     DbTarget t = parse_connection_string(connection_string);
-    // The pages beyond the mapped first 2 GB (mmap_mb) are read with pread: a larger page cache
-    // per connection keeps most of a search's pages from one request to the next.
+    // Pages are read with pread (mmap_mb is off by default): a larger page cache per connection
+    // keeps most of a search's pages from one request to the next.
     default_cache(t, 256);
     if (busy_timeout_ms < 0) throw std::invalid_argument("busy timeout must not be negative");
     if (connect_timeout_s < 0) throw std::invalid_argument("connect timeout must not be negative");

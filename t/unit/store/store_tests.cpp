@@ -158,14 +158,14 @@ BOOST_AUTO_TEST_CASE(connection_strings) {
                       std::invalid_argument);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x cache_mb=70000"), std::invalid_argument);
     BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x mmap_mb=4096").sqlite_mmap_mb, 4096);
-    BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x").sqlite_mmap_mb, 2048);
+    BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x").sqlite_mmap_mb, 0);
     BOOST_CHECK_EQUAL(parse_connection_string("sqlite3://db=x mmap_mb=0").sqlite_mmap_mb, 0);
     BOOST_CHECK_THROW(parse_connection_string("sqlite3://db=x mmap_mb=x"), std::invalid_argument);
 }
 
-// A SQLite session maps the main file (the default mmap_mb, within SQLite's own cap) but not the
-// attached snapshots file, which every search rewrites; the snapshots file sits beside the main
-// one, in memory for an in-memory database.
+// A SQLite session with mmap_mb set maps the main file (within SQLite's own cap) but never the
+// attached snapshots file, which every search rewrites; by default it maps neither. The snapshots
+// file sits beside the main one, in memory for an in-memory database.
 BOOST_FIXTURE_TEST_CASE(sqlite_session_maps_the_main_file_only, StoreFixture) {
     if (!sqlite()) return;
     BOOST_CHECK_EQUAL(sqlite_snapshots_file(parse_connection_string(conn)), dir + "/test.db-snapshots");
@@ -182,18 +182,18 @@ BOOST_FIXTURE_TEST_CASE(sqlite_session_maps_the_main_file_only, StoreFixture) {
         for (const std::string& st : index->session_setup(target)) session << st;
         index->before_migration();
     };
-    soci::session s(dialect->factory(), t.soci_params);
-    setup(s, t);
+    DbTarget on = t;
+    on.sqlite_mmap_mb = 2048;
+    soci::session s(dialect->factory(), on.soci_params);
+    setup(s, on);
     long long main_map = 0, snap_map = -1;
     s << "PRAGMA main.mmap_size", soci::into(main_map);
     s << "PRAGMA snap.mmap_size", soci::into(snap_map);
     BOOST_CHECK_GT(main_map, 0);
     BOOST_CHECK_LE(main_map, 2048LL * 1048576);
     BOOST_CHECK_EQUAL(snap_map, 0);
-    DbTarget off = t;
-    off.sqlite_mmap_mb = 0;
-    soci::session o(dialect->factory(), off.soci_params);
-    setup(o, off);
+    soci::session o(dialect->factory(), t.soci_params);
+    setup(o, t);
     o << "PRAGMA main.mmap_size", soci::into(main_map);
     BOOST_CHECK_EQUAL(main_map, 0);
 }
