@@ -975,6 +975,8 @@ def parse_args(argv):
             ap.error("--db %s... is not a %s database" % (a.db.split("://")[0], a.backend or "known"))
         a.backend = backend
     a.backend = a.backend or "sqlite"
+    if a.db_options and (a.db or a.backend != "sqlite"):
+        ap.error("--db-options applies to the SQLite run copy only (not with --db or --backend %s)" % a.backend)
     a.server = None
     for k, full, quick in (("users", 10, 2), ("notes_per_user", 100000, 20000), ("duration", 20, 5), ("runs", 3, 1)):
         if getattr(a, k) is None:
