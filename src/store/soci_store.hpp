@@ -203,8 +203,8 @@ private:
     template <class F>
     void step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f);
     void merge_step(long long user_id, const std::vector<long long>& ids, IndexStep& step);
-    /// Deletes a dropping segment in short transactions.
-    void drop_segment(long long segment_id, IndexStep& step);
+    /// Deletes dropping segments (blocks, then rows) in short transactions.
+    void drop_segments(const std::vector<long long>& segment_ids, IndexStep& step);
     /// Refills the postings table from notes and note_text (the terms' counts need C++).
     void rebuild_postings();
     void lock_user(long long user_id);
