@@ -217,10 +217,20 @@ void SegmentBuilder::add(const SegmentNote& note, std::vector<SegmentTerm> terms
     }
     notes_.push_back(note);
     dropped_.push_back(false);
+    if (notes_.size() > kMaxSegmentCount) throw std::length_error("a segment holds at most 2^31 - 1 notes");
+    const auto note_index = static_cast<std::uint32_t>(notes_.size() - 1);
     for (SegmentTerm& t : terms) {
+        if (t.title_tf < 0 || t.body_tf < 0 || static_cast<unsigned long long>(t.title_tf) > kMaxSegmentCount ||
+            static_cast<unsigned long long>(t.body_tf) > kMaxSegmentCount)
+            throw std::invalid_argument("a segment term's count is out of range");
+        if (t.pos.size() > std::numeric_limits<std::uint32_t>::max() - pos_.size())
+            throw std::length_error("a segment builder holds at most 4 GiB of positions");
         const auto [id, added] = term_ids_.try_emplace(t.term, static_cast<std::uint32_t>(terms_.size()));
         if (added) terms_.push_back(std::move(t.term));
-        entries_.push_back(Entry{id->second, notes_.size() - 1, t.title_tf, t.body_tf, std::move(t.pos)});
+        entries_.push_back(Entry{id->second, note_index, static_cast<std::uint32_t>(t.title_tf),
+                                 static_cast<std::uint32_t>(t.body_tf), static_cast<std::uint32_t>(pos_.size()),
+                                 static_cast<std::uint32_t>(t.pos.size())});
+        pos_ += t.pos;
     }
 }
 
@@ -261,7 +271,8 @@ std::string SegmentBuilder::finish(const BlockSink& sink) {
             const Entry& e = entries_[keyed[j].second];
             if (!postings.empty() && postings.back().ordinal == ordinal[e.note])
                 throw std::invalid_argument("a segment note lists a term twice");
-            postings.push_back(SegmentPosting{ordinal[e.note], e.title_tf, e.body_tf, e.pos});
+            postings.push_back(SegmentPosting{ordinal[e.note], e.title_tf, e.body_tf,
+                                              std::string_view(pos_).substr(e.pos_at, e.pos_size)});
         }
         emit_term(terms_[by_rank[term_rank]], postings, sorted, sink);
         i = j;

@@ -84,15 +84,18 @@ public:
     std::string finish(const BlockSink& sink);
 
 private:
+    // 24 bytes, the positions in pos_ rather than a string each: an import batch holds a few
+    // hundred thousand, and an allocation per posting cost as much as the rest of add().
     struct Entry {
         std::uint32_t term = 0;  // index into terms_
-        std::size_t note = 0;    // index into notes_
-        long long title_tf = 0, body_tf = 0;
-        std::string pos;
+        std::uint32_t note = 0;  // index into notes_
+        std::uint32_t title_tf = 0, body_tf = 0;
+        std::uint32_t pos_at = 0, pos_size = 0;  // in pos_
     };
     std::vector<SegmentNote> notes_;
     std::vector<bool> dropped_;  // notes_ entries replaced by a later version
     std::vector<Entry> entries_;
+    std::string pos_;  // every entry's positions, one after the other
     // Each distinct term once: a batch's postings are sorted by the terms' ranks, not strings.
     std::vector<std::string> terms_;
     std::unordered_map<std::string, std::uint32_t> term_ids_;
