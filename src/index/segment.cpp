@@ -217,19 +217,16 @@ void SegmentBuilder::add(const SegmentNote& note, std::vector<SegmentTerm> terms
     }
     notes_.push_back(note);
     dropped_.push_back(false);
-    if (notes_.size() > kMaxSegmentCount) throw std::length_error("a segment holds at most 2^31 - 1 notes");
-    const auto note_index = static_cast<std::uint32_t>(notes_.size() - 1);
+    // Entries hold 32-bit counts and indexes: count_value bounds them to 2^31 - 1.
+    const auto note_index = static_cast<std::uint32_t>(count_value(static_cast<long long>(notes_.size() - 1)));
     for (SegmentTerm& t : terms) {
-        if (t.title_tf < 0 || t.body_tf < 0 || static_cast<unsigned long long>(t.title_tf) > kMaxSegmentCount ||
-            static_cast<unsigned long long>(t.body_tf) > kMaxSegmentCount)
-            throw std::invalid_argument("a segment term's count is out of range");
         if (t.pos.size() > std::numeric_limits<std::uint32_t>::max() - pos_.size())
             throw std::length_error("a segment builder holds at most 4 GiB of positions");
         const auto [id, added] = term_ids_.try_emplace(t.term, static_cast<std::uint32_t>(terms_.size()));
         if (added) terms_.push_back(std::move(t.term));
-        entries_.push_back(Entry{id->second, note_index, static_cast<std::uint32_t>(t.title_tf),
-                                 static_cast<std::uint32_t>(t.body_tf), static_cast<std::uint32_t>(pos_.size()),
-                                 static_cast<std::uint32_t>(t.pos.size())});
+        entries_.push_back(Entry{id->second, note_index, static_cast<std::uint32_t>(count_value(t.title_tf)),
+                                 static_cast<std::uint32_t>(count_value(t.body_tf)),
+                                 static_cast<std::uint32_t>(pos_.size()), static_cast<std::uint32_t>(t.pos.size())});
         pos_ += t.pos;
     }
 }

@@ -132,17 +132,6 @@ void Segments::mark_dropping(long long segment_id) {
         soci::use(dropping, "l"), soci::use(id, "s");
 }
 
-namespace {
-
-// "a, b, c": segment ids for an IN list (integers from the database, so safe in the text).
-std::string id_list(const std::vector<long long>& ids) {
-    std::string out;
-    for (long long id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
-    return out;
-}
-
-}  // namespace
-
 std::vector<std::string> Segments::block_cuts(const std::vector<long long>& segment_ids,
                                               std::size_t n, std::size_t bytes) {
     if (segment_ids.empty()) return {};
@@ -150,7 +139,7 @@ std::vector<std::string> Segments::block_cuts(const std::vector<long long>& segm
     std::string term;
     std::vector<std::string> cuts;
     soci::statement st = Prep(session_, "SELECT term, LENGTH(data) FROM segment_blocks WHERE "
-                                        "segment_id IN (" + id_list(segment_ids) + ") ORDER BY term")
+                                        "segment_id IN (" + join_ids(segment_ids) + ") ORDER BY term")
                              .out(term).out(size).done();
     st.execute();
     std::size_t blocks = 0, run = 0;
@@ -170,7 +159,7 @@ void Segments::delete_blocks(const std::vector<long long>& segment_ids, const st
                              const std::string& to) {
     if (segment_ids.empty()) return;
     std::string a = from, b = to;
-    const std::string in = "DELETE FROM segment_blocks WHERE segment_id IN (" + id_list(segment_ids) + ")";
+    const std::string in = "DELETE FROM segment_blocks WHERE segment_id IN (" + join_ids(segment_ids) + ")";
     if (b.empty())
         session_ << in + " AND term >= :a", soci::use(a, "a");
     else

@@ -126,15 +126,14 @@ void SociStore::drop_segments(const std::vector<long long>& segment_ids, IndexSt
     if (segment_ids.empty()) return;
     const std::vector<std::string> cuts = reading("drop_segment", [&] {
         const std::size_t n = std::max(kBlocksPerDelete, kBlocksPerDeletePerSegment * segment_ids.size());
-        return segments_.block_cuts(segment_ids, n, std::max(kBytesPerWrite, n * 2048));
+        return segments_.block_cuts(segment_ids, n, kBytesPerWrite / kBlocksPerDelete * n);
     });
     std::string from;
     for (const std::string& to : cuts) {
         step_write("drop_segment", 0, step, [&] { segments_.delete_blocks(segment_ids, from, to); });
         from = to;
     }
-    step_write("drop_segment", 0, step, [&] {
-        segments_.delete_blocks(segment_ids, from, std::string());
+    step_write("drop_segment", 0, step, [&] {  // the last range goes with each segment's row
         for (long long id : segment_ids) segments_.delete_dropped(id);
     });
 }
@@ -247,9 +246,9 @@ long long SociStore::fold_rows(long long user_id, long long max_notes, long long
     apply_index(user_id, delta);
     // Rows whose keys the notes' current terms do not name (rows written by an older analysis
     // before an upgrade) would keep their notes pending for ever: they go with their notes.
-    std::string ids;
-    for (long long i = 0; i < folded; ++i) ids += (i ? "," : "") + std::to_string(pending[static_cast<std::size_t>(i)]);
-    sql_ << "DELETE FROM postings WHERE user_id = :u AND note_id IN (" + ids + ")", soci::use(u, "u");
+    pending.resize(static_cast<std::size_t>(folded));
+    sql_ << "DELETE FROM postings WHERE user_id = :u AND note_id IN (" + detail::join_ids(pending) + ")",
+        soci::use(u, "u");
     return folded;
 }
 

@@ -63,6 +63,12 @@ std::string join_list(const std::vector<std::string>& items, char sep) {
     return out;
 }
 
+std::string join_ids(const std::vector<long long>& ids) {
+    std::string out;
+    for (long long id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+    return out;
+}
+
 const char* token_scope_name(TokenScope scope) {
     return scope == TokenScope::ReadOnly ? "read-only" : "read-write";
 }

@@ -76,6 +76,8 @@ void end_read(soci::statement& st);
 std::vector<std::string> split_list(const std::string& s, char sep);
 /// The items joined by `sep` (the inverse of split_list for non-empty items).
 std::string join_list(const std::vector<std::string>& items, char sep);
+/// "1, 2, 3": ids for an IN list written into a statement's text (integers, so safe there).
+std::string join_ids(const std::vector<long long>& ids);
 
 /// tokens.scope: "read-write" or "read-only". Any other text reads as read-only, so a damaged
 /// row never grants writes.
