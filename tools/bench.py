@@ -54,6 +54,7 @@ import gen_notes  # noqa: E402
 TINY_USER, TINY_NOTES, TINY_NUMBER = "bench-tiny", 10, 99
 TOKENS_PER_USER = 4
 DAY_US = 86400 * 1000000
+FIRST_PAGE_REQUESTS = 40  # per filter and round in the first-page costs of list_filtered
 END_US = gen_notes.END_EPOCH * 1000000
 
 # ---- scenarios ----------------------------------------------------------------------------
@@ -425,6 +426,41 @@ class Context:
             "collection + window": {"collection_id": mid, "filter_by_updated_after": day(365),
                                     "filter_by_updated_before": day(180)},
         }
+
+    def worker_seconds(self, endpoint):
+        """The workers' summed time and count of an endpoint's requests (the status page)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.stack.port, timeout=10)
+        try:
+            conn.request("GET", "/notesd-status?format=prometheus")
+            text = conn.getresponse().read().decode()
+        finally:
+            conn.close()
+        total = count = 0.0
+        for line in text.splitlines():
+            if 'endpoint="%s"' % endpoint not in line:
+                continue
+            if line.startswith("notesd_request_duration_seconds_sum{"):
+                total += float(line.split()[-1])
+            elif line.startswith("notesd_request_duration_seconds_count{"):
+                count += float(line.split()[-1])
+        return total, count
+
+    def first_page_costs(self, n=40, rounds=3):
+        """Worker time of each list_filtered filter's first page (limit 50), one request at a
+        time, n per filter and round, the rounds interleaved: {label: (total, [ms per round])};
+        "none" is the unfiltered first page."""
+        sets = dict([("none", {})] + list(self.filter_sets().items()))
+        out = {}
+        for _ in range(rounds):
+            for label, query in sets.items():
+                q = dict(query, limit=50)
+                total = self.get(self.big, "/v2/notes", q)["total"]
+                t0, c0 = self.worker_seconds("list_notes")
+                for _ in range(n):
+                    self.get(self.big, "/v2/notes", q)
+                t1, c1 = self.worker_seconds("list_notes")
+                out.setdefault(label, (total, []))[1].append((t1 - t0) / max(1.0, c1 - c0) * 1000)
+        return out
 
     def filtered_pages(self):
         out = []
@@ -799,7 +835,7 @@ def import_line(info):
                                                                        ours / fts["notes_per_s"], size))
 
 
-def report(a, info, scenarios, results, checks, ctx, command):
+def report(a, info, scenarios, results, checks, ctx, command, first_pages=None):
     base = results.get("baseline")
     spec = info["spec"]
     lines = ["# notesd benchmark, %s" % time.strftime("%Y-%m-%d %H:%M"), "",
@@ -841,6 +877,17 @@ def report(a, info, scenarios, results, checks, ctx, command):
               "| requests | n | median ms | p90 ms | max ms |", "| --- | ---: | ---: | ---: | ---: |"]
     for label, t in list(checks.items()) + sorted(ctx.timings.items()):
         lines.append("| %s | %d | %.2f | %.2f | %.2f |" % (label, len(t), pct_ms(t, 0.5), pct_ms(t, 0.9), max(t) * 1000))
+    if first_pages:
+        base_ms = statistics.median(first_pages["none"][1])
+        lines += ["", "First pages of the list_filtered filters, one request at a time: worker time per request "
+                  "(the status page's duration sum of list_notes; median of %d interleaved rounds of %d), and its "
+                  "ratio to the unfiltered first page's (issue 19: at most 2):" % (
+                      len(first_pages["none"][1]), FIRST_PAGE_REQUESTS), "",
+                  "| filter | total | worker ms | / unfiltered |", "| --- | ---: | ---: | ---: |"]
+        for label, (total, per_round) in first_pages.items():
+            m = statistics.median(per_round)
+            lines.append("| %s | %d | %.3f | %.2f |" % ("unfiltered" if label == "none" else label, total, m,
+                                                       m / base_ms if base_ms else 0))
     lines += ["", "Scenarios:", ""] + ["- `%s`: %s %s, %s" % (s.name, s.method, s.path, s.about) for s in scenarios]
     return "\n".join(lines) + "\n"
 
@@ -890,6 +937,11 @@ def run_benchmark(a, scenarios, db, info, command):
 
         for sc in scenarios + companions:
             prepare(sc, True)
+        first_pages = None
+        if any(sc.name == "list_filtered" for sc in scenarios):
+            t0 = time.monotonic()
+            first_pages = ctx.first_page_costs(FIRST_PAGE_REQUESTS)
+            log("first pages of the filters measured in %.1f s" % (time.monotonic() - t0))
         for sc in scenarios if a.warmup > 0 else ():  # warm-up: caches, page cache; not recorded
             run(sc, a.warmup)
         raw = {}
@@ -916,7 +968,7 @@ def run_benchmark(a, scenarios, db, info, command):
                 results[name]["distinct"] = distinct[by_name[name.split(" ")[0]].companion]
         with open(os.path.join(work, "raw-results.json"), "w") as f:
             json.dump(raw, f, indent=1)
-        text = report(a, info, scenarios, results, checks, ctx, command)
+        text = report(a, info, scenarios, results, checks, ctx, command, first_pages)
         t = status["latencies"]
         if t:
             text += ("\nStatus page during the runs (/notesd-status every 100 ms): %d answers, median %.2f ms, "

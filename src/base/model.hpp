@@ -15,6 +15,8 @@ constexpr int kFlagOpenTasks = 1;
 constexpr int kFlagTasks = 2;
 constexpr int kFlagImages = 4;
 constexpr int kFlagFiles = 8;
+/// Every bit of Note::flags; the flags values are 0..kAllFlags.
+constexpr int kAllFlags = kFlagOpenTasks | kFlagTasks | kFlagImages | kFlagFiles;
 
 constexpr long long kMinTime = std::numeric_limits<long long>::min();
 constexpr long long kMaxTime = std::numeric_limits<long long>::max();

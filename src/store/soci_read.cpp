@@ -1,6 +1,8 @@
 // The request path's reads of SociStore (soci_read.hpp).
 #include "store/soci_read.hpp"
 
+#include <algorithm>
+
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
 #include "store/time_counts.hpp"
@@ -112,6 +114,30 @@ soci::statement& ReadStatements::note_count(bool in_collection) {
     return slot.emplace(p.done());
 }
 
+// With a flag filter, a COUNT over the collection's note_collections range would test the
+// flags of every note of the collection. note_collections_by_flags (schema 015) orders the range
+// by flags value, so the count reads only the ranges of the values having an asked bit: the
+// matching notes and no others (a collection of 18,391 notes, contains_tasks: 1.4 ms -> 0.11,
+// 0.23 with date bounds). The unary `+` keeps SQLite's planner off the time columns' indexes,
+// which it takes for any bound range; the hint does it on MariaDB.
+soci::statement& ReadStatements::flagged_collection_count(bool dated) {
+    std::optional<soci::statement>& slot = flagged_collection_count_[dated];
+    if (slot) return *slot;
+    std::string values;
+    for (std::size_t i = 0; i < flag_values.size(); ++i) values += (i ? ", :f" : ":f") + std::to_string(i);
+    Prep p(session, "SELECT " + dialect.count_star() + " FROM note_collections nc" +
+                        dialect.force_index("note_collections_by_flags") +
+                        " WHERE nc.collection_id = :coll AND nc.flags IN (" + values + ")" +
+                        (dated ? " AND +nc.created_us >= :cmin AND +nc.created_us <= :cmax AND "
+                                 "+nc.updated_us >= :umin AND +nc.updated_us <= :umax"
+                               : ""));
+    p.out(count);
+    for (std::size_t i = 0; i < flag_values.size(); ++i)
+        p.in(flag_values[i], ("f" + std::to_string(i)).c_str());
+    bind_note_params(p, note_params);
+    return slot.emplace(p.done());
+}
+
 soci::statement& ReadStatements::collection_list(OrderBy o) {
     std::optional<soci::statement>& slot = collection_list_[o == OrderBy::UpdatedAt];
     if (slot) return *slot;
@@ -212,7 +238,8 @@ long long SociStore::collection_row_id(long long user_id, const std::string& uui
 
 // Unfiltered: the users or collections row's maintained count. Filtered outside a collection:
 // the time counts (time_counts.hpp). Inside a collection: a COUNT over its note_collections
-// index range, which holds only that collection's notes.
+// index range, which holds only that collection's notes; with a flag filter, only the ranges of
+// the flags values that match (flagged_collection_count).
 long long SociStore::count_notes(long long user_id, const NoteFilter& f) {
     return reading("count_notes", [&]() -> long long {
         ReadStatements& r = reads();
@@ -230,7 +257,13 @@ long long SociStore::count_notes(long long user_id, const NoteFilter& f) {
             return time_counts().count(user_id, f);
         }
         set_note_params(r.note_params, user_id, f, collection);
-        return fetch_one(r.note_count(collection != 0)) ? r.count : 0;
+        if (f.flags_any == 0) return fetch_one(r.note_count(true)) ? r.count : 0;
+        std::size_t n = 0;
+        for (int v = 1; v <= kAllFlags; ++v)
+            if ((v & f.flags_any) != 0) r.flag_values[n++] = v;
+        std::fill(r.flag_values.begin() + static_cast<std::ptrdiff_t>(n), r.flag_values.end(), -1);
+        const bool dated = !unfiltered(f.created) || !unfiltered(f.updated);
+        return fetch_one(r.flagged_collection_count(dated)) ? r.count : 0;
     });
 }
 

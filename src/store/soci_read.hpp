@@ -3,6 +3,7 @@
 #pragma once
 #include <soci/soci.h>
 
+#include <array>
 #include <optional>
 #include <string>
 
@@ -51,6 +52,9 @@ struct ReadStatements {
     ReadStatements(soci::session& s, const Dialect& d);
     soci::statement& note_list(OrderBy o, bool in_collection, bool with_content);
     soci::statement& note_count(bool in_collection);
+    /// The count of a collection's notes with a flag filter (note_params and flag_values),
+    /// dated: with the time bounds of note_params.
+    soci::statement& flagged_collection_count(bool dated);
     soci::statement& collection_list(OrderBy o);
     soci::statement& collection_count();
 
@@ -61,6 +65,8 @@ struct ReadStatements {
     CollectionListParams collection_params;
     CollectionRow collection_row;
     long long count = 0;
+    /// The nonzero flags values flagged_collection_count reads; unused slots hold -1.
+    std::array<long long, kAllFlags> flag_values{};
     std::string token_hash;
     long long token_user_id = 0, token_id = 0;
     std::string token_scope;  // tokens.scope: token_scope_name's text
@@ -74,6 +80,7 @@ private:
     // [order is updated_at][in a collection][with content]
     std::optional<soci::statement> note_list_[2][2][2];
     std::optional<soci::statement> note_count_[2];  // [in a collection]
+    std::optional<soci::statement> flagged_collection_count_[2];  // [dated]
     std::optional<soci::statement> collection_list_[2];  // [order is updated_at]
     std::optional<soci::statement> collection_count_;
 };

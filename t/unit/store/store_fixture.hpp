@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <soci/soci.h>
 
@@ -27,6 +28,19 @@ inline NoteInput plain_note(const std::string& title) {
     n.content = "c";
     n.created_us = n.updated_us = 5;
     return n;
+}
+
+/// Collections named "c" with these ids, created and updated at 1 (for write_batch).
+inline std::vector<CollectionInput> plain_collections(const std::vector<std::string>& ids) {
+    std::vector<CollectionInput> out;
+    for (const std::string& id : ids) {
+        CollectionInput c;
+        c.id = id;
+        c.title = "c";
+        c.created_us = c.updated_us = 1;
+        out.push_back(c);
+    }
+    return out;
 }
 
 struct StoreFixture {

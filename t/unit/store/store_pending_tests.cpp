@@ -75,7 +75,7 @@ std::string reads(Store& store, long long u, const std::vector<std::string>& col
     terms.push_back("never");
     for (long long df : store.term_dfs(u, terms)) o << df << ' ';
     o << '\n';
-    for (const std::string& p : {"a", "al", "e", "z", "東"})
+    for (const char* p : {"a", "al", "e", "z", "東"})
         for (int limit : {1, 2, 50})
             for (const auto& [t, df] : store.prefix_terms(u, p, limit)) o << p << limit << ' ' << t << '=' << df << ' ';
     o << '\n';
@@ -107,14 +107,7 @@ BOOST_AUTO_TEST_CASE(pending_reads_equal_folded_reads) {
     const long long u = user("pending");
     const long long other = user("pending-other");
     std::vector<std::string> colls = {new_uuid(), new_uuid()};
-    std::vector<CollectionInput> cs;
-    for (const std::string& c : colls) {
-        CollectionInput x;
-        x.id = c;
-        x.title = "c";
-        x.created_us = x.updated_us = 1;
-        cs.push_back(x);
-    }
+    const std::vector<CollectionInput> cs = test::plain_collections(colls);
     // 100 notes imported as a segment, then API writes of every kind over them
     std::vector<NoteInput> batch;
     std::map<std::string, NoteInput> live;

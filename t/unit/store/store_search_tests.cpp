@@ -36,8 +36,16 @@ using SearchFixture = notesd::test::StoreFixture;
 // The newest schema version the build carries.
 int newest_schema() { return migrations_for("sqlite").back().version; }
 
+// Back to schema 014 (what 015 adds: an index).
+void undo_015(soci::session& db) {
+    const bool mysql = db.get_backend_name() == "mysql";
+    db << std::string("DROP INDEX note_collections_by_flags") + (mysql ? " ON note_collections" : "");
+    db << "DELETE FROM schema_migrations WHERE version = 15";
+}
+
 // Back to schema 013 (the segments' notes tables in their rows again).
 void undo_014(soci::session& db) {
+    undo_015(db);
     const std::string name = db.get_backend_name();
     const std::string blob = name == "postgresql" ? "BYTEA" : name == "mysql" ? "LONGBLOB" : "BLOB";
     db << "ALTER TABLE index_segments ADD COLUMN notes " + blob;

@@ -53,6 +53,35 @@ int pieces_holding(const TimeCover& c, long long t) {
     return n;
 }
 
+// The notes a test expects live and in the trash, kept in step with the store's writes.
+struct ExpectedNotes {
+    std::mt19937_64& rng;
+    std::map<std::string, NoteInput> live, trashed;
+    static std::string any_of(std::mt19937_64& rng, const std::map<std::string, NoteInput>& m) {
+        auto it = m.begin();
+        std::advance(it, static_cast<long>(rng() % m.size()));
+        return it->first;
+    }
+    std::string any_live() { return any_of(rng, live); }
+    void trash(Store& s, long long u, const std::string& id) {
+        BOOST_REQUIRE(s.trash_note(u, id, 1000));
+        trashed[id] = live[id];
+        live.erase(id);
+    }
+    void erase(Store& s, long long u, const std::string& id) {
+        BOOST_REQUIRE(s.delete_note(u, id));
+        live.erase(id);
+    }
+    void restore_some(Store& s, long long u, int n) {
+        for (int i = 0; i < n && !trashed.empty(); ++i) {
+            const std::string id = any_of(rng, trashed);
+            BOOST_REQUIRE(s.restore_note(u, id));
+            live[id] = trashed[id];
+            trashed.erase(id);
+        }
+    }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(time_buckets)
@@ -113,17 +142,13 @@ BOOST_FIXTURE_TEST_CASE(filtered_totals_equal_brute_force, StoreFixture) {
         if (t > kMinTime + 1 && t < kMaxTime - 1) note_times.push_back(t);
     std::mt19937_64 rng(19);
     auto pick = [&](const std::vector<long long>& v) { return v[rng() % v.size()]; };
-    std::map<std::string, NoteInput> live, trashed;
+    ExpectedNotes notes{rng, {}, {}};
+    std::map<std::string, NoteInput>& live = notes.live;
     auto fresh = [&](NoteInput n) {
         n.created_us = pick(note_times);
         n.updated_us = rng() % 4 ? std::max(n.created_us, pick(note_times)) : n.created_us;
         n.flags = static_cast<int>(rng() % 16);
         return n;
-    };
-    auto any_of = [&](std::map<std::string, NoteInput>& m) {
-        auto it = m.begin();
-        std::advance(it, static_cast<long>(rng() % m.size()));
-        return it->first;
     };
     auto expected = [&](const NoteFilter& f) {
         long long n = 0;
@@ -149,11 +174,11 @@ BOOST_FIXTURE_TEST_CASE(filtered_totals_equal_brute_force, StoreFixture) {
     for (int round = 0; round < 8; ++round) {
         std::vector<NoteInput> batch;
         for (int i = 0; i < 25; ++i) batch.push_back(fresh(test::plain_note("n" + std::to_string(i))));
-        for (int i = 0; i < 5 && !live.empty(); ++i) batch.push_back(fresh(live[any_of(live)]));
+        for (int i = 0; i < 5 && !live.empty(); ++i) batch.push_back(fresh(live[notes.any_live()]));
         store->write_batch(u, {}, batch);  // inserts and (re-imported) updates
         for (const NoteInput& n : batch) live[n.id] = n;
         for (int i = 0; i < 6; ++i) {
-            const std::string id = any_of(live);
+            const std::string id = notes.any_live();
             switch (rng() % 5) {
                 case 0: {  // API update: new updated_us, flags
                     NoteInput n = live[id];
@@ -173,22 +198,14 @@ BOOST_FIXTURE_TEST_CASE(filtered_totals_equal_brute_force, StoreFixture) {
                 }
                 case 2:
                 case 3:
-                    BOOST_REQUIRE(store->trash_note(u, id, 1000));
-                    trashed[id] = live[id];
-                    live.erase(id);
+                    notes.trash(*store, u, id);
                     break;
                 default:
-                    BOOST_REQUIRE(store->delete_note(u, id));
-                    live.erase(id);
+                    notes.erase(*store, u, id);
             }
             if (live.empty()) break;
         }
-        for (int i = 0; i < 3 && !trashed.empty(); ++i) {
-            const std::string id = any_of(trashed);
-            BOOST_REQUIRE(store->restore_note(u, id));
-            live[id] = trashed[id];
-            trashed.erase(id);
-        }
+        notes.restore_some(*store, u, 3);
         const std::vector<std::string> problems = store->check_user(u);
         for (const std::string& p : problems) BOOST_ERROR("round " << round << ": " << p);
         for (int i = 0; i < 120; ++i) {
@@ -225,6 +242,102 @@ BOOST_FIXTURE_TEST_CASE(filtered_totals_equal_brute_force, StoreFixture) {
         compare(f);
     }
     BOOST_CHECK_GT(live.size(), 100u);  // the rounds left enough notes to mean something
+}
+
+// A collection's filtered totals (a COUNT over its note_collections rows; with a flag filter
+// over schema 015's note_collections_by_flags, one range per matching flags value) against a
+// brute-force count, after links, unlinks, moves, flag-changing updates, trash, restore and
+// deletes, for every flag mask with and without date bounds.
+BOOST_FIXTURE_TEST_CASE(collection_totals_equal_brute_force, StoreFixture) {
+    const long long u = user("coll-totals");
+    const std::vector<std::string> colls = {new_uuid(), new_uuid(), new_uuid()};
+    std::mt19937_64 rng(15);
+    ExpectedNotes notes{rng, {}, {}};
+    std::map<std::string, NoteInput>& live = notes.live;
+    std::map<std::string, std::set<std::string>> links;  // note -> collections, live or trashed
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 160; ++i) {
+        NoteInput n = test::plain_note("n" + std::to_string(i));
+        n.created_us = static_cast<long long>(rng() % 1000) * 1000;
+        n.updated_us = n.created_us + static_cast<long long>(rng() % 3) * 500;
+        n.flags = static_cast<int>(rng() % 16);
+        for (const std::string& c : colls)
+            if (rng() % 2) n.collection_ids.push_back(c);
+        batch.push_back(n);
+    }
+    store->write_batch(u, test::plain_collections(colls), batch);
+    for (const NoteInput& n : batch) {
+        live[n.id] = n;
+        links[n.id] = {n.collection_ids.begin(), n.collection_ids.end()};
+    }
+    auto compare = [&](const NoteFilter& f, int round) {
+        long long want = 0;
+        for (const auto& [id, x] : live)
+            if (links[id].count(*f.collection_id) && x.created_us >= f.created.min_us &&
+                x.created_us <= f.created.max_us && x.updated_us >= f.updated.min_us &&
+                x.updated_us <= f.updated.max_us && (f.flags_any == 0 || (x.flags & f.flags_any)))
+                ++want;
+        const long long got = store->count_notes(u, f);
+        if (got != want)
+            BOOST_ERROR("round " << round << " collection " << *f.collection_id << " created ["
+                        << f.created.min_us << ", " << f.created.max_us << "] flags " << f.flags_any
+                        << ": total " << got << ", brute force " << want);
+    };
+    for (int round = 0; round < 6; ++round) {
+        for (int i = 0; i < 12 && !live.empty(); ++i) {
+            const std::string id = notes.any_live();
+            const std::string& c = colls[rng() % colls.size()];
+            switch (rng() % 6) {
+                case 0: {  // an API update that changes the flags (the links stay)
+                    NoteInput n = live[id];
+                    n.flags = static_cast<int>(rng() % 16);
+                    n.updated_us += 1;
+                    n.collection_ids.assign(links[id].begin(), links[id].end());
+                    const auto rec = store->find_note(u, id);
+                    BOOST_REQUIRE(store->update_note(u, n, rec->version).status == NoteWriteStatus::Done);
+                    live[id] = n;
+                    break;
+                }
+                case 1:
+                    BOOST_REQUIRE(store->link_note(u, c, id) == CollectionWrite::Done);
+                    links[id].insert(c);
+                    break;
+                case 2:
+                    BOOST_REQUIRE(store->unlink_note(u, c, id) == CollectionWrite::Done);
+                    links[id].erase(c);
+                    break;
+                case 3: {
+                    if (links[id].empty() || links[id].count(c)) break;
+                    const std::string from = *links[id].begin();
+                    BOOST_REQUIRE(store->move_note(u, from, id, c) == CollectionWrite::Done);
+                    links[id].erase(from);
+                    links[id].insert(c);
+                    break;
+                }
+                case 4:
+                    notes.trash(*store, u, id);
+                    break;
+                default:
+                    notes.erase(*store, u, id);
+                    links.erase(id);
+            }
+        }
+        notes.restore_some(*store, u, 2);
+        for (const std::string& p : store->check_user(u)) BOOST_ERROR("round " << round << ": " << p);
+        for (const std::string& c : colls)
+            for (int mask = 0; mask < 16; ++mask) {
+                NoteFilter f;
+                f.collection_id = c;
+                f.flags_any = mask;
+                compare(f, round);
+                f.created = TimeRange{250000, 750000};
+                compare(f, round);
+                f.created = TimeRange{};
+                f.updated = TimeRange{kMinTime, 500000};
+                compare(f, round);
+            }
+    }
+    BOOST_CHECK_GT(live.size(), 80u);
 }
 
 // 011's fill (SQL, per backend) makes the rows the write path makes (C++): dropped and made again
