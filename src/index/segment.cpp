@@ -30,7 +30,7 @@ unsigned long long count_value(long long v) {
 
 // Writes the postings of one term (ascending ordinals) as blocks.
 void emit_term(const std::string& term, const std::vector<SegmentPosting>& postings,
-               const std::vector<SegmentNote>& notes, const BlockSink& sink) {
+               const SegmentNotes& notes, const BlockSink& sink) {
     std::vector<SegmentPosting> block;
     for (std::size_t i = 0; i < postings.size(); i += kSegmentBlockPostings) {
         const std::size_t end = std::min(postings.size(), i + kSegmentBlockPostings);
@@ -47,7 +47,7 @@ void emit_term(const std::string& term, const std::vector<SegmentPosting>& posti
 
 // ---- notes table ----
 
-std::string encode_segment_notes(const std::vector<SegmentNote>& notes) {
+std::string encode_segment_notes(const SegmentNotes& notes) {
     std::string out(1, kNotesFormat);
     out.reserve(8 + notes.size() * 28);
     put_varint(out, notes.size());
@@ -72,7 +72,7 @@ std::string encode_segment_notes(const std::vector<SegmentNote>& notes) {
     return out;
 }
 
-bool decode_segment_notes(std::string_view data, std::vector<SegmentNote>& out) {
+bool decode_segment_notes(std::string_view data, SegmentNotes& out) {
     out.clear();
     if (data.empty() || data[0] != kNotesFormat) return false;
     BlockReader r(data.substr(1));
@@ -99,7 +99,7 @@ bool decode_segment_notes(std::string_view data, std::vector<SegmentNote>& out) 
     return r.done();
 }
 
-long long find_ordinal(const std::vector<SegmentNote>& notes, long long updated_us, long long uid_hi,
+long long find_ordinal(const SegmentNotes& notes, long long updated_us, long long uid_hi,
                        long long uid_lo) {
     SegmentNote key;
     key.updated_us = updated_us;
@@ -115,7 +115,7 @@ long long find_ordinal(const std::vector<SegmentNote>& notes, long long updated_
 // ---- blocks ----
 
 std::string encode_segment_block(const std::vector<SegmentPosting>& postings,
-                                 const std::vector<SegmentNote>& notes, SegmentBlockBounds& b) {
+                                 const SegmentNotes& notes, SegmentBlockBounds& b) {
     if (postings.empty()) throw std::invalid_argument("a segment block holds at least one posting");
     b = SegmentBlockBounds{};
     b.n = static_cast<long long>(postings.size());
@@ -174,7 +174,7 @@ bool read_block_bounds(std::string_view data, SegmentBlockBounds& bounds) {
     return detail::read_segment_header(r, bounds);
 }
 
-bool decode_segment_block(std::string_view data, const std::vector<SegmentNote>& notes,
+bool decode_segment_block(std::string_view data, const SegmentNotes& notes,
                           const LiveDocs& live, bool with_positions, std::vector<TermPosting>& out) {
     const std::size_t before = out.size();
     const bool ok = each_segment_posting(data, static_cast<long long>(notes.size()), [&](const SegmentPosting& p) {
@@ -238,7 +238,7 @@ std::string SegmentBuilder::finish(const BlockSink& sink) {
     std::sort(order.begin(), order.end(),
               [&](std::size_t a, std::size_t b) { return notes_[a].before(notes_[b]); });
     std::vector<long long> ordinal(notes_.size(), -1);
-    std::vector<SegmentNote> sorted;
+    SegmentNotes sorted;
     sorted.reserve(order.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
         ordinal[order[i]] = static_cast<long long>(i);
@@ -305,7 +305,7 @@ std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockS
         return inputs[x.first].notes[x.second];
     };
     std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return note(a).before(note(b)); });
-    std::vector<SegmentNote> merged;
+    SegmentNotes merged;
     merged.reserve(all.size());
     std::vector<std::vector<long long>> to(inputs.size());
     for (std::size_t s = 0; s < inputs.size(); ++s) to[s].assign(inputs[s].notes.size(), -1);

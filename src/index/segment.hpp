@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/huge_pages.hpp"
 #include "base/model.hpp"
 #include "index/packed_block.hpp"
 
@@ -43,6 +44,10 @@ struct SegmentNote {
         return uid_hi != o.uid_hi ? uid_hi > o.uid_hi : uid_lo > o.uid_lo;
     }
 };
+
+/// A segment's notes table in ordinal order. Kept by every worker for every segment it has
+/// searched, so in huge pages (base/huge_pages.hpp) once it reaches 2 MB.
+using SegmentNotes = std::vector<SegmentNote, HugePageAllocator<SegmentNote>>;
 
 /// What a block says about itself without decoding its postings.
 struct SegmentBlockBounds {
@@ -92,7 +97,7 @@ private:
         std::uint32_t title_tf = 0, body_tf = 0;
         std::uint32_t pos_at = 0, pos_size = 0;  // in pos_
     };
-    std::vector<SegmentNote> notes_;
+    SegmentNotes notes_;
     std::vector<bool> dropped_;  // notes_ entries replaced by a later version
     std::vector<Entry> entries_;
     std::string pos_;  // every entry's positions, one after the other
@@ -105,9 +110,9 @@ private:
 
 /// The notes table: a format byte, the count, then per note (in candidate order) the time as a
 /// gap from the previous one, both uuid halves raw, created and flags, the two lengths.
-std::string encode_segment_notes(const std::vector<SegmentNote>& notes);
+std::string encode_segment_notes(const SegmentNotes& notes);
 /// False when malformed or not in candidate order (out is then unspecified).
-bool decode_segment_notes(std::string_view data, std::vector<SegmentNote>& out);
+bool decode_segment_notes(std::string_view data, SegmentNotes& out);
 
 /// Encodes one block; postings are (ordinal, title_tf, body_tf, pos) in ascending ordinals.
 struct SegmentPosting {
@@ -115,7 +120,7 @@ struct SegmentPosting {
     std::string_view pos;
 };
 std::string encode_segment_block(const std::vector<SegmentPosting>& postings,
-                                 const std::vector<SegmentNote>& notes, SegmentBlockBounds& bounds);
+                                 const SegmentNotes& notes, SegmentBlockBounds& bounds);
 /// The bounds in a block's header; false when malformed.
 bool read_block_bounds(std::string_view data, SegmentBlockBounds& bounds);
 namespace detail {
@@ -174,7 +179,7 @@ inline TermPosting segment_posting(const SegmentNote& n, const SegmentPosting& p
 /// Appends the block's postings of live notes as TermPostings (positions only when asked), in
 /// candidate order; false when malformed (out is then left as it was).
 class LiveDocs;
-bool decode_segment_block(std::string_view data, const std::vector<SegmentNote>& notes,
+bool decode_segment_block(std::string_view data, const SegmentNotes& notes,
                           const LiveDocs& live, bool with_positions, std::vector<TermPosting>& out);
 
 /// Which notes of a segment are live. Encoded as a bitmap of the dead ones (bit i: ordinal i).
@@ -199,12 +204,12 @@ private:
 };
 
 /// The ordinal of the note with this key in the notes table (candidate order), or -1.
-long long find_ordinal(const std::vector<SegmentNote>& notes, long long updated_us, long long uid_hi,
+long long find_ordinal(const SegmentNotes& notes, long long updated_us, long long uid_hi,
                        long long uid_lo);
 
 /// One input of a merge: a segment's notes, its live set and its blocks in term order.
 struct SegmentInput {
-    std::vector<SegmentNote> notes;
+    SegmentNotes notes;
     LiveDocs live;
     std::vector<std::pair<std::string, std::string>> blocks;  ///< (term, data), term-ordered
 };

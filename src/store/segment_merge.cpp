@@ -76,7 +76,7 @@ Segments::Publish Segments::publish(long long user_id, long long segment_id,
         if (it == w.segments.end()) return Publish::lost;
         at.push_back(static_cast<std::size_t>(it - w.segments.begin()));
     }
-    auto notes = std::make_shared<std::vector<SegmentNote>>();
+    auto notes = std::make_shared<SegmentNotes>();
     if (!decode_segment_notes(table, *notes)) throw std::logic_error("a merged notes table does not decode");
     LiveDocs live(static_cast<long long>(notes->size()));
     // Notes marked dead in an input since the merge listed it: dead in the merged segment.

@@ -69,14 +69,14 @@ void Segments::drop_statements() {
     write_ = WriteState();  // a failed transaction rolled back whatever it had changed
 }
 
-std::shared_ptr<const std::vector<SegmentNote>> Segments::notes_of(long long segment_id) {
+std::shared_ptr<const SegmentNotes> Segments::notes_of(long long segment_id) {
     auto it = notes_cache_.find(segment_id);
     if (it != notes_cache_.end()) return it->second;
     Statements& q = st();
     q.segment_id = segment_id;
     // merged away since it was listed (the servers read without a snapshot)
     if (!fetch_one(q.notes_of)) return nullptr;
-    auto notes = std::make_shared<std::vector<SegmentNote>>();
+    auto notes = std::make_shared<SegmentNotes>();
     if (!dialect_.blob_result(q.notes) || !decode_segment_notes(q.notes, *notes))
         malformed(segment_id, "notes table");
     q.notes.clear();
@@ -135,7 +135,7 @@ struct SegmentRun {
 };
 
 SegmentRun run_of(const SegmentRef& s, const SearchFilter& f) {
-    const std::vector<SegmentNote>& notes = *s.notes;
+    const SegmentNotes& notes = *s.notes;
     const auto lo = std::partition_point(notes.begin(), notes.end(), [&](const SegmentNote& n) {
         return n.updated_us > f.updated.max_us;
     });
@@ -400,7 +400,7 @@ void Segments::flush(long long user_id, SegmentBuilder& builder) {
 
 void Segments::add_segment(WriteState& w, long long user_id, const std::string& table,
                            std::vector<SegmentBlock>& blocks) {
-    auto notes = std::make_shared<std::vector<SegmentNote>>();
+    auto notes = std::make_shared<SegmentNotes>();
     if (!decode_segment_notes(table, *notes)) throw std::logic_error("a new notes table does not decode");
     if (notes->empty()) return;
     const LiveDocs live(static_cast<long long>(notes->size()));

@@ -37,7 +37,7 @@ constexpr std::size_t kMaxSegments = 4;
 /// One segment of a user as a read or a write sees it.
 struct SegmentRef {
     long long id = 0;
-    std::shared_ptr<const std::vector<SegmentNote>> notes;
+    std::shared_ptr<const SegmentNotes> notes;
     LiveDocs live;
     long long stored_live_count = 0;  ///< index_segments.live_count (notesctl check compares)
 };
@@ -160,7 +160,7 @@ private:
         std::vector<bool> dirty;
     };
     Statements& st();
-    std::shared_ptr<const std::vector<SegmentNote>> notes_of(long long segment_id);
+    std::shared_ptr<const SegmentNotes> notes_of(long long segment_id);
     WriteState& loaded(long long user_id);
     /// The user's segments as the database holds them now (of_user without the view).
     std::vector<SegmentRef> list(long long user_id);
@@ -177,7 +177,7 @@ private:
     std::unique_ptr<Statements> st_;
     std::unique_ptr<SegmentBlockReader> blocks_;
     SegmentBlockWriter block_writer_;
-    std::map<long long, std::shared_ptr<const std::vector<SegmentNote>>> notes_cache_;
+    std::map<long long, std::shared_ptr<const SegmentNotes>> notes_cache_;
     std::map<long long, std::vector<long long>> listed_;  ///< user -> segment ids last listed
     bool in_view_ = false, snapshot_ = false;
     std::map<long long, std::vector<SegmentRef>> view_;  ///< user -> listing, within a view

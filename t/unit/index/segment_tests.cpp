@@ -16,7 +16,7 @@ namespace {
 // A random batch: notes with random keys (some sharing a time) and terms from a small
 // vocabulary, so frequent terms span several blocks.
 struct Batch {
-    std::vector<SegmentNote> notes;
+    SegmentNotes notes;
     std::vector<std::vector<SegmentTerm>> terms;
 };
 
@@ -85,7 +85,7 @@ Built build(const Batch& b) {
 }
 
 std::map<std::string, std::vector<TermPosting>> read_all(const Built& s, const LiveDocs* live_in = nullptr) {
-    std::vector<SegmentNote> notes;
+    SegmentNotes notes;
     BOOST_REQUIRE(decode_segment_notes(s.notes_blob, notes));
     const LiveDocs live = live_in ? *live_in : LiveDocs(static_cast<long long>(notes.size()));
     std::map<std::string, std::vector<TermPosting>> out;
@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(a_built_segment_reads_as_the_postings_rows_in_candidate_ord
     const Built s = build(b);
     BOOST_CHECK(same(read_all(s), expected(b)));
     // blocks: terms ascending, each term's blocks full but the last, bounds true to the data
-    std::vector<SegmentNote> notes;
+    SegmentNotes notes;
     BOOST_REQUIRE(decode_segment_notes(s.notes_blob, notes));
     BOOST_CHECK_EQUAL(notes.size(), 1000u);
     std::size_t multi_block_terms = 0;
@@ -224,7 +224,7 @@ BOOST_AUTO_TEST_CASE(dead_notes_are_not_read_and_a_merge_drops_them) {
 
 BOOST_AUTO_TEST_CASE(malformed_data_is_refused_not_read) {
     const Built s = build(random_batch(5, 200));
-    std::vector<SegmentNote> notes;
+    SegmentNotes notes;
     BOOST_REQUIRE(decode_segment_notes(s.notes_blob, notes));
     const LiveDocs live(static_cast<long long>(notes.size()));
     const std::string& blk = s.blocks.front().data;
@@ -235,11 +235,11 @@ BOOST_AUTO_TEST_CASE(malformed_data_is_refused_not_read) {
         BOOST_CHECK(out.empty());
     }
     for (std::size_t cut = 0; cut < s.notes_blob.size(); cut += 7) {
-        std::vector<SegmentNote> n2;
+        SegmentNotes n2;
         BOOST_CHECK(!decode_segment_notes(s.notes_blob.substr(0, cut), n2));
     }
     // a block naming notes the table does not have, or trailing bytes
-    BOOST_CHECK(!decode_segment_block(blk, std::vector<SegmentNote>(notes.begin(), notes.begin() + 1), LiveDocs(1), true, out));
+    BOOST_CHECK(!decode_segment_block(blk, SegmentNotes(notes.begin(), notes.begin() + 1), LiveDocs(1), true, out));
     BOOST_CHECK(!decode_segment_block(blk + "x", notes, live, true, out));
     // any single flipped byte either is refused or still decodes within the table (no crash)
     for (std::size_t i = 0; i < blk.size(); ++i) {
@@ -250,7 +250,7 @@ BOOST_AUTO_TEST_CASE(malformed_data_is_refused_not_read) {
         BOOST_CHECK_LE(out.size(), kSegmentBlockPostings);
     }
     // the writer refuses what the format cannot hold
-    std::vector<SegmentNote> unordered = {notes[1], notes[0]};
+    SegmentNotes unordered = {notes[1], notes[0]};
     BOOST_CHECK_THROW(encode_segment_notes(unordered), std::invalid_argument);
     SegmentBlockBounds b;
     BOOST_CHECK_THROW(encode_segment_block({}, notes, b), std::invalid_argument);
