@@ -1,11 +1,13 @@
-// Reads a term's segment blocks (segments.hpp), the search's hot path: one implementation
-// through SOCI for every backend, one through SQLite's own API (no per-row exchange, no copy of
-// the blob), chosen once by make_segment_block_reader.
+// Reads what segments store (segments.hpp): a term's blocks, the search's hot path, and a
+// segment's notes table, read once per worker and segment. One implementation through SOCI for
+// every backend, one through SQLite's own API (no per-row exchange, no copy of the blob), chosen
+// once by make_segment_block_reader.
 #pragma once
 #include <soci/soci.h>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +42,10 @@ public:
                            const std::vector<BlockKey>& keys,
                            const std::function<void(long long segment_id, long long first,
                                                     long long last, std::string_view data)>& fn) = 0;
+    /// The encoded notes table of a segment (index_segment_notes), valid until the next call;
+    /// nullopt when there is no such segment (merged away since it was listed). Throws when the
+    /// data is not in the backend's blob form.
+    virtual std::optional<std::string_view> notes_table(long long segment_id) = 0;
     virtual void drop_statements() = 0;
 };
 

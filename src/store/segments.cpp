@@ -17,7 +17,7 @@ struct Segments::Statements {
     long long user_id = 0, segment_id = 0, note_count = 0, live_count = 0;
     long long inserted = 0;
     std::string term, notes, live, data;  // blobs in the dialect's form
-    soci::statement list, notes_of, insert_segment, insert_notes, set_live;
+    soci::statement list, insert_segment, insert_notes, set_live;
     soci::statement delete_blocks, segment_blocks;
 };
 
@@ -25,8 +25,6 @@ Segments::Statements::Statements(soci::session& s, const Dialect& d)
     : list(Prep(s, "SELECT id, note_count, live_count, live FROM index_segments WHERE user_id = :u "
                    "AND note_count > 0 ORDER BY id")
                .out(segment_id).out(note_count).out(live_count).out(live).in(user_id, "u").done()),
-      notes_of(Prep(s, "SELECT notes FROM index_segment_notes WHERE segment_id = :s")
-                   .out(notes).in(segment_id, "s").done()),
       insert_segment(Prep(s, "INSERT INTO index_segments (user_id, note_count, live_count, live) "
                              "VALUES (:u, :n, :l, " + d.blob_value(":live") + ")")
                          .in(user_id, "u").in(note_count, "n").in(live_count, "l")
@@ -72,14 +70,11 @@ void Segments::drop_statements() {
 std::shared_ptr<const SegmentNotes> Segments::notes_of(long long segment_id) {
     auto it = notes_cache_.find(segment_id);
     if (it != notes_cache_.end()) return it->second;
-    Statements& q = st();
-    q.segment_id = segment_id;
     // merged away since it was listed (the servers read without a snapshot)
-    if (!fetch_one(q.notes_of)) return nullptr;
+    const std::optional<std::string_view> table = blocks_->notes_table(segment_id);
+    if (!table) return nullptr;
     auto notes = std::make_shared<SegmentNotes>();
-    if (!dialect_.blob_result(q.notes) || !decode_segment_notes(q.notes, *notes))
-        malformed(segment_id, "notes table");
-    q.notes.clear();
+    if (!decode_segment_notes(*table, *notes)) malformed(segment_id, "notes table");
     notes_cache_[segment_id] = notes;
     return notes;
 }

@@ -111,6 +111,23 @@ void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages) {
     checkpoint_if_grown(connection(s), "snap", t, t.snap_wal, min_pages);
 }
 
+bool read_blob(soci::session& s, const char* table, const char* column, long long rowid, BlobBuffer& out) {
+    lite::sqlite3* db = connection(s);
+    lite::sqlite3_blob* blob = nullptr;
+    int rc = lite::sqlite3_blob_open(db, "main", table, column, rowid, 0, &blob);
+    if (rc != SQLITE_OK) {
+        lite::sqlite3_blob_close(blob);  // a no-op on nullptr
+        // "no such rowid: N": the row is gone, which the caller expects to happen
+        if (rc == SQLITE_ERROR && std::strncmp(lite::sqlite3_errmsg(db), "no such rowid", 13) == 0) return false;
+        throw soci::soci_error(std::string("sqlite3_blob_open: ") + lite::sqlite3_errmsg(db));
+    }
+    out.resize(static_cast<std::size_t>(lite::sqlite3_blob_bytes(blob)));
+    rc = out.empty() ? SQLITE_OK : lite::sqlite3_blob_read(blob, out.data(), static_cast<int>(out.size()), 0);
+    lite::sqlite3_blob_close(blob);
+    if (rc != SQLITE_OK) throw soci::soci_error(std::string("sqlite3_blob_read: ") + lite::sqlite3_errstr(rc));
+    return true;
+}
+
 bool is_sqlite_session(soci::session& s) {
     // libsoci_sqlite3 exports no typeinfo (see end_read): compare the dynamic type's name.
     soci::details::session_backend* b = s.get_backend();

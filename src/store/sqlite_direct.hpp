@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/huge_pages.hpp"
 #include "base/model.hpp"
 
 namespace soci {
@@ -64,6 +65,14 @@ SqliteStmt& prepared_once(soci::session& s, std::unique_ptr<SqliteStmt>& st, con
     }
     return *st;
 }
+
+/// A buffer for blobs read whole (read_blob): 2 MB pages once it is that large.
+using BlobBuffer = std::vector<char, HugePageAllocator<char>>;
+
+/// Reads column `column` of the row `rowid` of `table` (main database) into `out` through
+/// SQLite's incremental blob I/O: the pages go straight into `out`, without the copy SQLite
+/// assembles for sqlite3_column_blob. False when there is no such row.
+bool read_blob(soci::session& s, const char* table, const char* column, long long rowid, BlobBuffer& out);
 
 /// Whether the session's backend is SOCI's SQLite one.
 bool is_sqlite_session(soci::session& s);

@@ -20,6 +20,7 @@
 #include "index/note_index.hpp"
 #include "index/positions.hpp"
 #include "store/migrations.hpp"
+#include "store/segment_block_reader.hpp"
 #include "store/segments.hpp"
 #include "store/sqlite_direct.hpp"
 #include "store/sqlite_packed.hpp"
@@ -916,6 +917,39 @@ BOOST_FIXTURE_TEST_CASE(postings_at_looks_up_rows_by_key, SearchFixture) {
     auto db = raw();
     BOOST_CHECK_EQUAL(detail::is_sqlite_session(*db),
                       parse_connection_string(conn).backend == Backend::Sqlite);
+}
+
+// A segment's notes table as each backend's reader gives it (SQLite: incremental blob I/O into a
+// reused buffer; the servers: SOCI): it decodes to the segment's notes, a second table read
+// after a larger one is whole, and a segment id that does not exist is nullopt.
+BOOST_FIXTURE_TEST_CASE(segment_notes_tables_read_whole, SearchFixture) {
+    const long long u = user("notes-table");
+    for (std::size_t batch : {detail::kSegmentMinNotes * 2, detail::kSegmentMinNotes}) {
+        std::vector<NoteInput> notes;
+        for (std::size_t i = 0; i < batch; ++i) notes.push_back(test::plain_note("t" + std::to_string(i)));
+        store->write_batch(u, {}, notes);
+    }
+    auto db = raw();
+    std::vector<std::pair<long long, long long>> segments;  // id, notes
+    {
+        long long id = 0, n = 0;
+        soci::statement st = (db->prepare << "SELECT id, note_count FROM index_segments WHERE user_id = :u "
+                                             "ORDER BY id", soci::into(id), soci::into(n), soci::use(u, "u"));
+        st.execute();
+        while (st.fetch()) segments.emplace_back(id, n);
+    }
+    BOOST_REQUIRE_EQUAL(segments.size(), 2u);
+    const std::unique_ptr<Dialect> dialect = make_dialect(target.backend);
+    std::unique_ptr<detail::SegmentBlockReader> reader =
+        detail::make_segment_block_reader(target.backend, *db, *dialect);
+    for (const auto& [id, n] : segments) {
+        const std::optional<std::string_view> table = reader->notes_table(id);
+        BOOST_REQUIRE(table);
+        SegmentNotes decoded;
+        BOOST_REQUIRE(decode_segment_notes(*table, decoded));
+        BOOST_CHECK_EQUAL(decoded.size(), static_cast<std::size_t>(n));
+    }
+    BOOST_CHECK(!reader->notes_table(segments.back().first + 1000));
 }
 
 // A read scope sees one state of the database (SQLite: a read transaction) and leaves the
