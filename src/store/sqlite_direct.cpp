@@ -119,12 +119,13 @@ bool read_blob(soci::session& s, const char* table, const char* column, long lon
         lite::sqlite3_blob_close(blob);  // a no-op on nullptr
         // "no such rowid: N": the row is gone, which the caller expects to happen
         if (rc == SQLITE_ERROR && std::strncmp(lite::sqlite3_errmsg(db), "no such rowid", 13) == 0) return false;
-        throw soci::soci_error(std::string("sqlite3_blob_open: ") + lite::sqlite3_errmsg(db));
+        throw soci::sqlite3_soci_error(std::string("sqlite3_blob_open: ") + lite::sqlite3_errmsg(db), rc);
     }
     out.resize(static_cast<std::size_t>(lite::sqlite3_blob_bytes(blob)));
     rc = out.empty() ? SQLITE_OK : lite::sqlite3_blob_read(blob, out.data(), static_cast<int>(out.size()), 0);
     lite::sqlite3_blob_close(blob);
-    if (rc != SQLITE_OK) throw soci::soci_error(std::string("sqlite3_blob_read: ") + lite::sqlite3_errstr(rc));
+    // with the result code, as SqliteStmt's errors, so that the store classifies the fault
+    if (rc != SQLITE_OK) throw soci::sqlite3_soci_error(std::string("sqlite3_blob_read: ") + lite::sqlite3_errstr(rc), rc);
     return true;
 }
 
