@@ -428,22 +428,17 @@ class Context:
         }
 
     def worker_seconds(self, endpoint):
-        """The workers' summed time and count of an endpoint's requests (the status page)."""
+        """The workers' summed time (s) and count of an endpoint's requests (the status page)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.stack.port, timeout=10)
         try:
-            conn.request("GET", "/notesd-status?format=prometheus")
-            text = conn.getresponse().read().decode()
+            conn.request("GET", "/notesd-status")
+            status = json.loads(conn.getresponse().read())
         finally:
             conn.close()
-        total = count = 0.0
-        for line in text.splitlines():
-            if 'endpoint="%s"' % endpoint not in line:
-                continue
-            if line.startswith("notesd_request_duration_seconds_sum{"):
-                total += float(line.split()[-1])
-            elif line.startswith("notesd_request_duration_seconds_count{"):
-                count += float(line.split()[-1])
-        return total, count
+        for e in status["requests"]["by_endpoint"]:
+            if e["endpoint"] == endpoint:
+                return e["duration_us_sum"] / 1e6, float(e["total"])
+        return 0.0, 0.0
 
     def first_page_costs(self, n=40, rounds=3):
         """Worker time of each list_filtered filter's first page (limit 50), one request at a
@@ -470,13 +465,12 @@ class Context:
         headers = {"Authorization": "Bearer " + self.tokens[self.big][0], "Content-Type": "application/json"}
         out = []
         for i in range(restarts):
-            self.stack.stop_notesd()
             if drop_caches:
+                self.stack.stop_notesd()
                 os.sync()
                 with open("/proc/sys/vm/drop_caches", "w") as f:
                     f.write("3\n")
-            self.stack._start_notesd()
-            self.stack.wait_for(lambda: len(self.stack.worker_pids()) >= workers, "%d notesd workers" % workers)
+            self.stack.restart_notesd(workers)
             if self.conn:
                 self.conn.close()
                 self.conn = None

@@ -405,6 +405,13 @@ class Stack:
         _kill_group(proc)
         return proc.returncode
 
+    def restart_notesd(self, workers=1):
+        """Stops notesd (SIGTERM) and starts it again on the same settings (nginx keeps
+        running); returns once `workers` workers run."""
+        self.stop_notesd()
+        self._start_notesd()
+        self.wait_for(lambda: len(self.worker_pids()) >= workers, "%d notesd workers" % workers)
+
     def stop(self):
         """Stops nginx and notesd (whatever is left of their process groups is killed)."""
         if self.nginx_proc is not None:
