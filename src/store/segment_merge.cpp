@@ -61,8 +61,17 @@ void set_counts(soci::session& s, long long segment_id, long long note_count, lo
 
 }  // namespace
 
+void Segments::write_unpublished_notes(long long segment_id, const std::string& table) {
+    long long id = segment_id;
+    std::string blob = dialect_.blob_param(table);
+    session_ << "UPDATE index_segment_notes SET notes = " + dialect_.blob_value(":notes") +
+                    " WHERE segment_id = :s",
+        soci::use(blob, "notes"), soci::use(id, "s");
+}
+
 Segments::Publish Segments::publish(long long user_id, long long segment_id,
-                                    const std::vector<SegmentRef>& inputs, const std::string& table) {
+                                    const std::vector<SegmentRef>& inputs,
+                                    std::shared_ptr<const SegmentNotes> notes) {
     WriteState& w = loaded(user_id);
     write_live_sets(w);
     long long notes_now = -1, live_now = -1;
@@ -76,8 +85,6 @@ Segments::Publish Segments::publish(long long user_id, long long segment_id,
         if (it == w.segments.end()) return Publish::lost;
         at.push_back(static_cast<std::size_t>(it - w.segments.begin()));
     }
-    auto notes = std::make_shared<SegmentNotes>();
-    if (!decode_segment_notes(table, *notes)) throw std::logic_error("a merged notes table does not decode");
     LiveDocs live(static_cast<long long>(notes->size()));
     // Notes marked dead in an input since the merge listed it: dead in the merged segment.
     for (std::size_t k = 0; k < inputs.size(); ++k) {
@@ -100,10 +107,7 @@ Segments::Publish Segments::publish(long long user_id, long long segment_id,
         return Publish::emptied;
     }
     long long n = live.notes(), l = live.live_count(), id = segment_id;
-    std::string table_blob = dialect_.blob_param(table), live_blob = dialect_.blob_param(live.encode());
-    session_ << "UPDATE index_segment_notes SET notes = " + dialect_.blob_value(":notes") +
-                    " WHERE segment_id = :s",
-        soci::use(table_blob, "notes"), soci::use(id, "s");
+    std::string live_blob = dialect_.blob_param(live.encode());
     session_ << "UPDATE index_segments SET note_count = :n, live_count = :l, live = " +
                     dialect_.blob_value(":live") + " WHERE id = :s",
         soci::use(n, "n"), soci::use(l, "l"), soci::use(live_blob, "live"), soci::use(id, "s");

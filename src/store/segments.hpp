@@ -116,8 +116,8 @@ public:
 
     // ---- merges in steps (segment_merge.cpp), each write a short transaction of the caller ----
     // A merge reads its inputs outside any write transaction (their notes and blocks never
-    // change), writes the merged blocks under an unpublished segment row (note_count 0,
-    // live_count 0: no listing shows it), then `publish` makes it visible and retires the
+    // change), writes the merged blocks and notes table under an unpublished segment row
+    // (note_count 0, live_count 0: no listing shows it), then `publish` makes it visible and retires the
     // inputs in one short transaction with the user locked, carrying over the notes marked dead
     // in the inputs meanwhile. Retired segments (note_count 0, live_count -1: dropping) lose
     // their blocks in short transactions, then their row. A merge killed at any point leaves
@@ -128,13 +128,16 @@ public:
     void insert_blocks(long long user_id, long long segment_id, std::vector<SegmentBlock>& blocks);
     /// The merge's inputs as it listed them.
     SegmentInput input_of(const SegmentRef& s);
+    /// Writes the notes table of an unpublished segment (before its publish, which then holds
+    /// the user's lock for the live sets only: a merged table is megabytes at 100,000 notes).
+    void write_unpublished_notes(long long segment_id, const std::string& table);
     enum class Publish { lost, published, emptied };
-    /// With the user locked: `segment_id` (unpublished, notes table `table`, merged from
-    /// `inputs` as listed) replaces the inputs; emptied when no note stayed live (the segment
-    /// then drops like the inputs); lost, changing nothing, when an input or the unpublished
-    /// row is gone (another merge, or drop_interrupted, ran).
+    /// With the user locked: `segment_id` (unpublished, its notes table written and decoded
+    /// as `notes`, merged from `inputs` as listed) replaces the inputs; emptied when no note
+    /// stayed live (the segment then drops like the inputs); lost, changing nothing, when an
+    /// input or the unpublished row is gone (another merge, or drop_interrupted, ran).
     Publish publish(long long user_id, long long segment_id, const std::vector<SegmentRef>& inputs,
-                    const std::string& table);
+                    std::shared_ptr<const SegmentNotes> notes);
     /// Marks the user's hidden segments (unpublished or dropping) dropping; returns their ids.
     std::vector<long long> mark_hidden_dropping(long long user_id);
     /// Marks one unpublished segment dropping.

@@ -45,7 +45,7 @@ void SociStore::step_write(const char* op, long long lock_user_id, IndexStep& st
         f();
         tx.commit();
         const long long us =
-            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+            std::chrono::duration_cast<std::chrono::microseconds>(tx.committed_at() - t0).count();
         if (us >= step.longest_write_us) {
             step.longest_write_us = us;
             step.longest_write_op = op;
@@ -174,9 +174,13 @@ void SociStore::merge_step(long long user_id, const std::vector<long long>& ids,
         });
         write_chunk();
     }
+    auto notes = std::make_shared<SegmentNotes>();
+    if (!decode_segment_notes(table, *notes)) throw std::logic_error("a merged notes table does not decode");
+    step_write("merge_notes", 0, step, [&] { segments_.write_unpublished_notes(merged, table); });
+    std::string().swap(table);
     using Publish = detail::Segments::Publish;
     Publish done = Publish::lost;
-    step_write("merge_publish", user_id, step, [&] { done = segments_.publish(user_id, merged, inputs, table); });
+    step_write("merge_publish", user_id, step, [&] { done = segments_.publish(user_id, merged, inputs, notes); });
     std::vector<long long> dropped;
     if (done == Publish::lost) {
         step.lost = true;

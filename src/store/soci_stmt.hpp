@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -112,13 +113,17 @@ public:
     void commit() {
         s_ << "COMMIT";
         done_ = true;
+        committed_at_ = std::chrono::steady_clock::now();
         if (after_commit_) after_commit_();
     }
+    /// When COMMIT returned: the end of the lock, before after_commit's sync (which holds none).
+    std::chrono::steady_clock::time_point committed_at() const { return committed_at_; }
 
 private:
     soci::session& s_;
     std::function<void()> after_commit_;
     bool done_ = false;
+    std::chrono::steady_clock::time_point committed_at_;
 };
 
 /// Rows per multi-row postings insert and term_df upsert: on a server backend an import's cost

@@ -107,7 +107,8 @@ struct IndexStep {
     bool lost = false;                ///< a concurrent merge took an input; nothing changed
     long long write_transactions = 0;
     /// The longest of the step's write transactions, from holding the user's writer lock (or,
-    /// for those that take none, the database's write transaction) to its commit.
+    /// for those that take none, the database's write transaction) to the return of its COMMIT,
+    /// which ends every lock (the WAL sync that follows on SQLite holds none).
     long long longest_write_us = 0;
     const char* longest_write_op = "";  ///< which of them (fold_rows, merge_publish, ...)
 };

@@ -53,11 +53,11 @@ std::vector<TermPosting> postings(Conn& c, long long u, const std::string& term)
     return out;
 }
 
-// A merge of all the user's segments up to its publish: (unpublished id, inputs, table).
+// A merge of all the user's segments up to its publish: (unpublished id, inputs, notes table).
 struct Built {
     long long id = 0;
     std::vector<detail::SegmentRef> inputs;
-    std::string table;
+    std::shared_ptr<const SegmentNotes> notes;  // its notes table, written unpublished
 };
 Built build(Conn& m, long long u) {
     Built out;
@@ -66,8 +66,12 @@ Built build(Conn& m, long long u) {
     std::vector<SegmentInput> in;
     for (const detail::SegmentRef& r : out.inputs) in.push_back(m.segments.input_of(r));
     std::vector<SegmentBlock> blocks;
-    out.table = merge_segments(in, [&](SegmentBlock&& b) { blocks.push_back(std::move(b)); });
+    const std::string table = merge_segments(in, [&](SegmentBlock&& b) { blocks.push_back(std::move(b)); });
     m.write(u, [&] { m.segments.insert_blocks(u, out.id, blocks); });
+    m.write(u, [&] { m.segments.write_unpublished_notes(out.id, table); });
+    auto notes = std::make_shared<SegmentNotes>();
+    BOOST_REQUIRE(decode_segment_notes(table, *notes));
+    out.notes = notes;
     return out;
 }
 
@@ -93,7 +97,7 @@ BOOST_FIXTURE_TEST_CASE(publish_carries_over_deletions_made_during_the_merge, St
         writer.segments.flush(u, none);
     });
     detail::Segments::Publish done = detail::Segments::Publish::lost;
-    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.table); });
+    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.notes); });
     BOOST_CHECK(done == detail::Segments::Publish::published);
     const std::vector<detail::SegmentRef> now = writer.segments.of_user(u);
     BOOST_REQUIRE_EQUAL(now.size(), 1u);
@@ -128,15 +132,15 @@ BOOST_FIXTURE_TEST_CASE(publish_loses_when_its_inputs_or_row_went_away, StoreFix
     Built b = build(merger, u);
     other.write(u, [&] { BOOST_CHECK_EQUAL(other.segments.mark_hidden_dropping(u).size(), 1u); });
     detail::Segments::Publish done = detail::Segments::Publish::published;
-    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.table); });
+    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.notes); });
     BOOST_CHECK(done == detail::Segments::Publish::lost);
     BOOST_CHECK_EQUAL(other.segments.of_user(u).size(), 2u);
     BOOST_CHECK_EQUAL(postings(other, u, "alpha").size(), 6u);
     // another merge took an input first
     b = build(merger, u);
     const Built first = build(other, u);
-    other.write(u, [&] { other.segments.publish(u, first.id, first.inputs, first.table); });
-    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.table); });
+    other.write(u, [&] { other.segments.publish(u, first.id, first.inputs, first.notes); });
+    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.notes); });
     BOOST_CHECK(done == detail::Segments::Publish::lost);
     const std::vector<detail::SegmentRef> now = merger.segments.of_user(u);
     BOOST_REQUIRE_EQUAL(now.size(), 1u);
