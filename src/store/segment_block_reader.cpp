@@ -10,14 +10,19 @@
 namespace notesd::detail {
 namespace {
 
-// A term's blocks of all the user's segments, by segment and then in ordinal (candidate)
-// order; the same statement with SOCI's named placeholders and SQLite's numbered ones.
+// A term's blocks of all the user's listed segments, by segment and then in ordinal
+// (candidate) order: a seek per segment (schema 016 orders the blocks by segment, so that a new
+// segment's are appended), the segments listed by the same statement, so that one committed
+// since the caller's listing shows too (read_runs). The same statement with SOCI's named
+// placeholders and SQLite's numbered ones.
 constexpr const char* kTermBlocksSql =
-    "SELECT segment_id, data FROM segment_blocks WHERE user_id = :u AND term = :t ORDER BY "
-    "segment_id, first_ord";
+    "SELECT segment_id, data FROM segment_blocks WHERE segment_id IN (SELECT id FROM "
+    "index_segments WHERE user_id = :u AND note_count > 0) AND term = :t ORDER BY segment_id, "
+    "first_ord";
 constexpr const char* kTermBlocksSqliteSql =
-    "SELECT segment_id, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 ORDER BY "
-    "segment_id, first_ord";
+    "SELECT segment_id, data FROM segment_blocks WHERE segment_id IN (SELECT id FROM "
+    "index_segments WHERE user_id = ?1 AND note_count > 0) AND term = ?2 ORDER BY segment_id, "
+    "first_ord";
 // The block that holds ordinal ord if any does: the last one starting at or before it.
 constexpr const char* kBlockAtSql =
     "SELECT first_ord, last_ord, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 AND "

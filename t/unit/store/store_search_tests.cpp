@@ -37,8 +37,27 @@ using SearchFixture = notesd::test::StoreFixture;
 // The newest schema version the build carries.
 int newest_schema() { return migrations_for("sqlite").back().version; }
 
+// Back to schema 015 (the blocks' index by user and term, and the one by segment not unique).
+void undo_016(soci::session& db) {
+    const std::string name = db.get_backend_name();
+    if (name == "mysql") {
+        db << "ALTER TABLE segment_blocks DROP PRIMARY KEY, ADD PRIMARY KEY (user_id, term, "
+              "segment_id, first_ord), ADD KEY segment_blocks_by_segment (segment_id, term, first_ord)";
+    } else if (name == "postgresql") {
+        db << "ALTER TABLE segment_blocks DROP CONSTRAINT segment_blocks_pkey";
+        db << "ALTER TABLE segment_blocks ADD PRIMARY KEY (user_id, term, segment_id, first_ord)";
+        db << "CREATE INDEX segment_blocks_by_segment ON segment_blocks (segment_id, term, first_ord)";
+    } else {
+        db << "DROP INDEX segment_blocks_by_segment";
+        db << "CREATE UNIQUE INDEX segment_blocks_by_term ON segment_blocks (user_id, term, segment_id, first_ord)";
+        db << "CREATE INDEX segment_blocks_by_segment ON segment_blocks (segment_id, term, first_ord)";
+    }
+    db << "DELETE FROM schema_migrations WHERE version = 16";
+}
+
 // Back to schema 014 (what 015 adds: an index).
 void undo_015(soci::session& db) {
+    undo_016(db);
     const bool mysql = db.get_backend_name() == "mysql";
     db << std::string("DROP INDEX note_collections_by_flags") + (mysql ? " ON note_collections" : "");
     db << "DELETE FROM schema_migrations WHERE version = 15";
@@ -764,6 +783,38 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_014_keeps_segments, SearchFixture) {
     BOOST_REQUIRE(store->delete_note(u, batch[0].id));
     BOOST_CHECK_EQUAL(store->term_postings(u, "common", {}, 1000).size(), 299u);
     BOOST_CHECK(store->check_user(u).empty());
+}
+
+// Schema 016 reorders the blocks' index by segment: a user's several segments read the same
+// postings after the upgrade, in the same order; new segments and their merges work on it.
+BOOST_FIXTURE_TEST_CASE(upgrade_to_016_reads_every_segment, SearchFixture) {
+    const long long u = user("upgrade-016"), other = user("upgrade-016-other");
+    for (int b = 0; b < 3; ++b) {
+        std::vector<NoteInput> batch;
+        for (int i = 0; i < 100; ++i)
+            batch.push_back(mk(new_uuid(), "title", "common words w" + std::to_string(i % 7), 10 + 1000 * b + i, 500 + 1000 * b + i));
+        store->write_batch(u, {}, batch);  // a segment each
+        store->write_batch(other, {}, {mk(new_uuid(), "t", "common other", 5 + b, 6 + b)});
+    }
+    const std::vector<TermPosting> before = store->term_postings(u, "common", {}, 1000);
+    BOOST_CHECK_EQUAL(before.size(), 300u);
+    undo_016(*raw());
+    store = open_store(conn);
+    BOOST_CHECK_EQUAL(store->schema_version(), 15);
+    store->migrate();
+    BOOST_CHECK_EQUAL(store->schema_version(), newest_schema());
+    const std::vector<TermPosting> after = store->term_postings(u, "common", {}, 1000);
+    BOOST_REQUIRE_EQUAL(after.size(), before.size());
+    for (std::size_t i = 0; i < after.size(); ++i)
+        BOOST_CHECK(after[i].uid_hi == before[i].uid_hi && after[i].uid_lo == before[i].uid_lo);
+    BOOST_CHECK_EQUAL(store->term_postings(u, "w3", {}, 1000).size(), 42u);
+    BOOST_CHECK_EQUAL(store->term_postings(other, "common", {}, 1000).size(), 3u);
+    store->write_batch(u, {}, {mk(new_uuid(), "title", "common again", 9000, 9001)});
+    store->compact_index(u);
+    BOOST_CHECK_EQUAL(store->term_postings(u, "common", {}, 1000).size(), 301u);
+    BOOST_CHECK_EQUAL(store->term_postings(other, "common", {}, 1000).size(), 3u);
+    BOOST_CHECK(store->check_user(u).empty());
+    BOOST_CHECK(store->check_user(other).empty());
 }
 
 BOOST_FIXTURE_TEST_CASE(upgrade_to_010_folds_rows_into_segments, SearchFixture) {
