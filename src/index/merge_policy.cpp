@@ -48,6 +48,8 @@ MergePlan plan_merge(const MergePolicy& p, const IndexState& s, long long pendin
     if (fold_due(p, s, pending_since_us, now_us)) {
         out.fold_notes = std::min(s.pending_notes, std::max(p.fold_batch_notes, 1LL));
         out.fold_postings = std::max(p.fold_batch_postings, 1LL);
+        out.fold_pending_notes = std::min(s.pending_notes, std::max(p.fold_pending_notes, 1LL));
+        out.fold_pending_postings = std::max(p.fold_pending_postings, 1LL);
         return out;
     }
     const std::size_t n = s.segments.size();

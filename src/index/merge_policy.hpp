@@ -22,6 +22,11 @@ struct MergePolicy {
     /// and postings: a step stops adding notes once it has this many (it deletes a row per
     /// posting with the user locked, about 3-6 us each on SQLite here)
     long long fold_batch_postings = 2000;
+    /// The same bounds for pending entries (API writes), which a step folds with the user locked
+    /// only to publish (store/soci_compact.cpp): larger, so that the blocks and term_df pages a
+    /// fold rewrites are shared by more notes.
+    long long fold_pending_notes = 128;
+    long long fold_pending_postings = 16000;
     std::size_t merge_factor = 4;             ///< segments of one tier merged together
     long long tier_floor_notes = 64;          ///< live notes of the smallest tier's top
     std::size_t max_segments = 8;             ///< more: the smallest are merged, tiers aside
@@ -42,11 +47,13 @@ struct IndexState {
     std::vector<SegmentStat> segments;    ///< oldest first
 };
 
-/// One step: fold `fold_notes` notes' rows into a new segment, or merge the segments `merge`
-/// into one (never both); neither when the index is as the policy wants it.
+/// One step: fold `fold_pending_notes` pending entries, or else `fold_notes` notes' rows, into a
+/// new segment, or merge the segments `merge` into one (never both); neither when the index is
+/// as the policy wants it.
 struct MergePlan {
     long long fold_notes = 0;
     long long fold_postings = 0;  ///< the fold stops adding notes once it has this many
+    long long fold_pending_notes = 0, fold_pending_postings = 0;  ///< the same for pending entries
     std::vector<long long> merge;  ///< segment ids, in the state's order
     bool idle() const { return fold_notes == 0 && merge.empty(); }
 };

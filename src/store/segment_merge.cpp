@@ -71,7 +71,8 @@ void Segments::write_unpublished_notes(long long segment_id, const std::string& 
 
 Segments::Publish Segments::publish(long long user_id, long long segment_id,
                                     const std::vector<SegmentRef>& inputs,
-                                    std::shared_ptr<const SegmentNotes> notes) {
+                                    std::shared_ptr<const SegmentNotes> notes,
+                                    const std::vector<SegmentNote>& dead) {
     WriteState& w = loaded(user_id);
     write_live_sets(w);
     long long notes_now = -1, live_now = -1;
@@ -96,6 +97,7 @@ Segments::Publish Segments::publish(long long user_id, long long segment_id,
             live.remove(find_ordinal(*notes, n.updated_us, n.uid_hi, n.uid_lo));
         }
     }
+    for (const SegmentNote& n : dead) live.remove(find_ordinal(*notes, n.updated_us, n.uid_hi, n.uid_lo));
     for (const SegmentRef& in : inputs) set_counts(session_, in.id, 0, kDropping);
     std::vector<SegmentRef> kept;
     for (std::size_t i = 0; i < w.segments.size(); ++i)

@@ -133,11 +133,12 @@ public:
     void write_unpublished_notes(long long segment_id, const std::string& table);
     enum class Publish { lost, published, emptied };
     /// With the user locked: `segment_id` (unpublished, its notes table written and decoded
-    /// as `notes`, merged from `inputs` as listed) replaces the inputs; emptied when no note
-    /// stayed live (the segment then drops like the inputs); lost, changing nothing, when an
-    /// input or the unpublished row is gone (another merge, or drop_interrupted, ran).
+    /// as `notes`, merged from `inputs` as listed, or folded from pending entries with no
+    /// inputs) replaces the inputs, with the notes `dead` (by key) dead in it; emptied when no
+    /// note stayed live (the segment then drops like the inputs); lost, changing nothing, when
+    /// an input or the unpublished row is gone (another merge, or drop_interrupted, ran).
     Publish publish(long long user_id, long long segment_id, const std::vector<SegmentRef>& inputs,
-                    std::shared_ptr<const SegmentNotes> notes);
+                    std::shared_ptr<const SegmentNotes> notes, const std::vector<SegmentNote>& dead = {});
     /// Marks the user's hidden segments (unpublished or dropping) dropping; returns their ids.
     std::vector<long long> mark_hidden_dropping(long long user_id);
     /// Marks one unpublished segment dropping.

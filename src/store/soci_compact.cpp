@@ -27,6 +27,8 @@ constexpr long long kPendingCap = 4096;
 constexpr std::size_t kBlocksPerWrite = 250;
 constexpr std::size_t kBytesPerWrite = 512 << 10;
 constexpr std::size_t kBlocksPerDelete = 250;
+// A fold's blocks are small (a few postings each) and appended (schema 016): 1,500 took 2.1 ms.
+constexpr std::size_t kFoldBlocksPerWrite = 4000;
 // Retired segments lose their blocks together, term range by term range; each transaction
 // also rewrites a partly emptied page of every segment, so it takes at least this many blocks
 // per segment (a 116-segment drop: 250 blocks a transaction took 82 s, 5,000 took 30 s).
@@ -58,8 +60,8 @@ IndexCompaction SociStore::compact_index(long long user_id) {
     MergePolicy p;
     p.force = true;
     p.max_segments = detail::kMaxSegments;
-    p.fold_batch_notes = kPackFoldNotes;
-    p.fold_batch_postings = kPackFoldPostings;
+    p.fold_batch_notes = p.fold_pending_notes = kPackFoldNotes;
+    p.fold_batch_postings = p.fold_pending_postings = kPackFoldPostings;
     IndexCompaction out;
     drop_interrupted_merges(user_id);
     for (int lost = 0; lost <= kLostStepsAllowed;) {
@@ -103,12 +105,13 @@ IndexState SociStore::index_state(long long user_id) {
 IndexStep SociStore::run_index_step(long long user_id, const MergePlan& plan) {
     IndexStep step;
     // API writes' pending entries first; then any postings rows (smaller imports, older data).
-    if (plan.fold_notes > 0)
-        step_write("fold", user_id, step, [&] {
-            step.folded_notes = fold_pending(user_id, plan.fold_notes, plan.fold_postings);
-            if (step.folded_notes == 0)
+    if (plan.fold_notes > 0) {
+        step.folded_notes = fold_pending(user_id, plan.fold_pending_notes, plan.fold_pending_postings, step);
+        if (step.folded_notes == 0 && !step.lost)
+            step_write("fold", user_id, step, [&] {
                 step.folded_notes = fold_rows(user_id, plan.fold_notes, plan.fold_postings);
-        });
+            });
+    }
     else if (!plan.merge.empty())
         merge_step(user_id, plan.merge, step);
     return step;
@@ -138,6 +141,30 @@ void SociStore::drop_segments(const std::vector<long long>& segment_ids, IndexSt
     });
 }
 
+template <class Produce>
+std::shared_ptr<SegmentNotes> SociStore::write_hidden_segment(long long user_id, const HiddenWriteOps& ops,
+                                                              std::size_t blocks_per_write, IndexStep& step,
+                                                              long long& segment_id, Produce&& produce) {
+    step_write(ops.begin, 0, step, [&] { segment_id = segments_.insert_unpublished(user_id); });
+    std::vector<SegmentBlock> chunk;
+    std::size_t bytes = 0;
+    auto write_chunk = [&] {
+        if (!chunk.empty())
+            step_write(ops.blocks, 0, step, [&] { segments_.insert_blocks(user_id, segment_id, chunk); });
+        bytes = 0;
+    };
+    std::string table = produce([&](SegmentBlock&& b) {
+        bytes += b.data.size() + b.term.size();
+        chunk.push_back(std::move(b));
+        if (chunk.size() >= blocks_per_write || bytes >= kBytesPerWrite) write_chunk();
+    });
+    write_chunk();
+    auto notes = std::make_shared<SegmentNotes>();
+    if (!decode_segment_notes(table, *notes)) throw std::logic_error("a new notes table does not decode");
+    step_write(ops.notes, 0, step, [&] { segments_.write_unpublished_notes(segment_id, table); });
+    return notes;
+}
+
 // The inputs are read and merged outside any write transaction, the merged blocks written a
 // few hundred per transaction; only the publish holds the user's lock (store/segments.hpp).
 void SociStore::merge_step(long long user_id, const std::vector<long long>& ids, IndexStep& step) {
@@ -151,33 +178,17 @@ void SociStore::merge_step(long long user_id, const std::vector<long long>& ids,
         step.lost = true;
         return;
     }
+    std::vector<SegmentInput> in = reading("merge_read", [&] {
+        std::vector<SegmentInput> out;
+        for (const detail::SegmentRef& r : inputs) out.push_back(segments_.input_of(r));
+        return out;
+    });
+    static const HiddenWriteOps kOps{"merge_begin", "merge_blocks", "merge_notes"};
     long long merged = 0;
-    step_write("merge_begin", 0, step, [&] { merged = segments_.insert_unpublished(user_id); });
-    std::string table;
-    {
-        std::vector<SegmentInput> in = reading("merge_read", [&] {
-            std::vector<SegmentInput> out;
-            for (const detail::SegmentRef& r : inputs) out.push_back(segments_.input_of(r));
-            return out;
-        });
-        std::vector<SegmentBlock> chunk;
-        std::size_t bytes = 0;
-        auto write_chunk = [&] {
-            if (!chunk.empty())
-                step_write("merge_blocks", 0, step, [&] { segments_.insert_blocks(user_id, merged, chunk); });
-            bytes = 0;
-        };
-        table = merge_segments(in, [&](SegmentBlock&& b) {
-            bytes += b.data.size() + b.term.size();
-            chunk.push_back(std::move(b));
-            if (chunk.size() >= kBlocksPerWrite || bytes >= kBytesPerWrite) write_chunk();
-        });
-        write_chunk();
-    }
-    auto notes = std::make_shared<SegmentNotes>();
-    if (!decode_segment_notes(table, *notes)) throw std::logic_error("a merged notes table does not decode");
-    step_write("merge_notes", 0, step, [&] { segments_.write_unpublished_notes(merged, table); });
-    std::string().swap(table);
+    const std::shared_ptr<const SegmentNotes> notes = write_hidden_segment(
+        user_id, kOps, kBlocksPerWrite, step, merged,
+        [&](const std::function<void(SegmentBlock&&)>& emit) { return merge_segments(in, emit); });
+    in.clear();
     using Publish = detail::Segments::Publish;
     Publish done = Publish::lost;
     step_write("merge_publish", user_id, step, [&] { done = segments_.publish(user_id, merged, inputs, notes); });
@@ -194,22 +205,62 @@ void SociStore::merge_step(long long user_id, const std::vector<long long>& ids,
     drop_segments(dropped, step);
 }
 
-// Each entry's terms go into the new segment; term_df gains them and loses its `minus`.
-long long SociStore::fold_pending(long long user_id, long long max_notes, long long max_postings) {
-    std::vector<detail::PendingEntry> entries = pending_.oldest(user_id, max_notes);
-    detail::IndexDelta delta;
-    delta.to_segment = true;
-    long long folded = 0, postings = 0;
-    for (detail::PendingEntry& e : entries) {
-        if (folded > 0 && postings >= max_postings) break;
-        ++folded;
-        postings += static_cast<long long>(e.terms.size());
-        for (std::string& t : e.minus) delta.df.emplace_back(std::move(t), -1);
-        for (const SegmentTerm& t : e.terms) delta.df.emplace_back(t.term, +1);
-        if (!e.terms.empty()) delta.segment.add(e.note, std::move(e.terms));
-        pending_.erase(e.id);
+// The oldest pending entries (API writes) go into a new segment in steps, as a merge's: the
+// segment is written hidden outside the user's lock, then the publish, with the user locked,
+// takes the entries still pending (term_df gains their terms and loses their `minus`) and
+// leaves dead in the new segment the notes whose entry a write replaced or removed meanwhile
+// (the replacement carries the `minus` on). So a fold of many notes holds the lock about as
+// long as one of few.
+long long SociStore::fold_pending(long long user_id, long long max_notes, long long max_postings,
+                                  IndexStep& step) {
+    std::vector<detail::PendingEntry> entries =
+        reading("fold_read", [&] { return pending_.oldest(user_id, max_notes); });
+    long long postings = 0;
+    std::size_t n = 0;
+    for (; n < entries.size() && (n == 0 || postings < max_postings); ++n)
+        postings += static_cast<long long>(entries[n].terms.size());
+    entries.resize(n);
+    if (entries.empty()) return 0;
+    SegmentBuilder builder;
+    for (const detail::PendingEntry& e : entries)
+        if (!e.terms.empty()) builder.add(e.note, e.terms);
+    using Publish = detail::Segments::Publish;
+    Publish done = Publish::published;
+    long long segment = 0;
+    std::shared_ptr<const SegmentNotes> notes;
+    if (!builder.empty()) {
+        static const HiddenWriteOps kOps{"fold_begin", "fold_blocks", "fold_notes"};
+        notes = write_hidden_segment(user_id, kOps, kFoldBlocksPerWrite, step, segment,
+                                     [&](const std::function<void(SegmentBlock&&)>& emit) {
+                                         return builder.finish(emit);
+                                     });
     }
-    if (folded > 0) apply_index(user_id, delta);
+    if (on_fold_written_) on_fold_written_();
+    long long folded = 0;
+    step_write("fold_publish", user_id, step, [&] {
+        std::vector<const detail::PendingEntry*> taken;
+        std::vector<SegmentNote> dead;
+        for (const detail::PendingEntry& e : entries) {
+            const auto now = pending_.find(user_id, e.note.uid_hi, e.note.uid_lo);
+            if (now && now->id == e.id) taken.push_back(&e);
+            else if (!e.terms.empty()) dead.push_back(e.note);
+        }
+        if (segment != 0) done = segments_.publish(user_id, segment, {}, notes, dead);
+        if (done == Publish::lost) return;
+        std::vector<std::pair<std::string, int>> df;
+        for (const detail::PendingEntry* e : taken) {
+            for (const std::string& t : e->minus) df.emplace_back(t, -1);
+            for (const SegmentTerm& t : e->terms) df.emplace_back(t.term, +1);
+            pending_.erase(e->id);
+        }
+        apply_df(df);
+        folded = static_cast<long long>(taken.size());
+    });
+    if (done == Publish::lost) {
+        step.lost = true;
+        step_write("fold_lost", 0, step, [&] { segments_.mark_dropping(segment); });
+    }
+    if (done != Publish::published) drop_segments({segment}, step);
     return folded;
 }
 

@@ -5,6 +5,7 @@
 #include <soci/soci.h>
 
 #include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -203,6 +204,24 @@ private:
     template <class F>
     void step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f);
     void merge_step(long long user_id, const std::vector<long long>& ids, IndexStep& step);
+public:
+    /// A test seam: f runs in a fold step after its segment is written hidden, before the
+    /// publish (t/unit/store/store_pending_tests.cpp writes the user's notes meanwhile).
+    void on_fold_written(std::function<void()> f) { on_fold_written_ = std::move(f); }
+
+private:
+    std::function<void()> on_fold_written_;
+    /// The op names of write_hidden_segment's transactions.
+    struct HiddenWriteOps {
+        const char *begin, *blocks, *notes;
+    };
+    /// A new segment of the user written hidden (unpublished) in short transactions: its row,
+    /// the blocks `produce(emit)` emits (blocks_per_write or kBytesPerWrite a transaction), and
+    /// the notes table it returns, which comes back decoded; segment_id is set at the start.
+    template <class Produce>
+    std::shared_ptr<SegmentNotes> write_hidden_segment(long long user_id, const HiddenWriteOps& ops,
+                                                       std::size_t blocks_per_write, IndexStep& step,
+                                                       long long& segment_id, Produce&& produce);
     /// Deletes dropping segments (blocks, then rows) in short transactions.
     void drop_segments(const std::vector<long long>& segment_ids, IndexStep& step);
     /// Refills the postings table from notes and note_text (the terms' counts need C++).
@@ -225,8 +244,10 @@ private:
     void queue_pending(const detail::NoteWrite* n, long long note_id, long long hi, long long lo,
                        const std::vector<detail::TermCount>& old_terms,
                        std::optional<long long> rows_updated_us, detail::IndexDelta& delta);
-    /// Folds the user's oldest pending entries into a segment and term_df; returns how many.
-    long long fold_pending(long long user_id, long long max_notes, long long max_postings);
+    /// Folds the user's oldest pending entries into a segment and term_df in steps of its own
+    /// transactions (soci_compact.cpp); returns how many.
+    long long fold_pending(long long user_id, long long max_notes, long long max_postings,
+                           IndexStep& step);
     /// Writes the netted changes (postings, term_df, users' counts) and clears them.
     void apply_index(long long user_id, detail::IndexDelta& delta);
     void apply_df(std::vector<std::pair<std::string, int>>& changes);

@@ -52,8 +52,14 @@ BOOST_AUTO_TEST_CASE(rows_fold_when_many_or_old_in_bounded_batches) {
     BOOST_CHECK(plan_merge(p, with_segments({}, 10), 0, 99999).idle());  // age unknown
     // old enough: folded
     BOOST_CHECK_EQUAL(plan_merge(p, with_segments({}, 10), 5000, 6000).fold_notes, 10);
-    // many: folded a batch at a time
-    BOOST_CHECK_EQUAL(plan_merge(p, with_segments({}, 100), 5000, 5001).fold_notes, 32);
+    // many: folded a batch at a time; pending entries in larger batches
+    p.fold_pending_notes = 64;
+    p.fold_pending_postings = 9000;
+    const MergePlan many = plan_merge(p, with_segments({}, 100), 5000, 5001);
+    BOOST_CHECK_EQUAL(many.fold_notes, 32);
+    BOOST_CHECK_EQUAL(many.fold_pending_notes, 64);
+    BOOST_CHECK_EQUAL(many.fold_pending_postings, 9000);
+    BOOST_CHECK_EQUAL(plan_merge(p, with_segments({}, 10), 5000, 6000).fold_pending_notes, 10);
     // a fold goes before any merge
     const MergePlan both = plan_merge(p, with_segments({10, 10, 10, 10, 10}, 100), 0, 0);
     BOOST_CHECK_EQUAL(both.fold_notes, 32);
