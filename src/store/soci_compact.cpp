@@ -215,10 +215,13 @@ long long SociStore::fold_pending(long long user_id, long long max_notes, long l
                                   IndexStep& step) {
     std::vector<detail::PendingEntry> entries =
         reading("fold_read", [&] { return pending_.oldest(user_id, max_notes); });
+    // A step's publish changes term_df for each term and each `minus` (a delete's entry is all
+    // minus), both counted against max_postings; a decrease costs two statements (apply_df)
+    // where increases share one, so a `minus` counts twice.
     long long postings = 0;
     std::size_t n = 0;
     for (; n < entries.size() && (n == 0 || postings < max_postings); ++n)
-        postings += static_cast<long long>(entries[n].terms.size());
+        postings += static_cast<long long>(entries[n].terms.size() + 2 * entries[n].minus.size());
     entries.resize(n);
     if (entries.empty()) return 0;
     SegmentBuilder builder;

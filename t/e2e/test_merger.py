@@ -147,6 +147,77 @@ class BacklogWorkedOffAtOnce(unittest.TestCase):
             self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
 
 
+def kill_merger(stack, rnd, seen, wait_min=0.02, wait_max=0.25):
+    """SIGKILL of the running merger after a random moment; 1 when one was killed."""
+    time.sleep(rnd.uniform(wait_min, wait_max))
+    pid = merger_pid(stack)
+    if pid is None or pid in seen:
+        return 0
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return 0
+    seen.add(pid)
+    return 1
+
+
+class KillLoopDuringFolds(unittest.TestCase):
+    """SIGKILL of the merger, again and again, while API creates and updates keep it folding
+    pending entries: a fold writes its segment hidden in transactions of its own and publishes
+    it with the user locked, so a kill before the publish leaves a hidden segment (the next
+    merger removes it, the entries stay pending) and one after leaves them folded. Once all is
+    folded, `notesctl check` finds the index exact and a pack changes no search page."""
+
+    def test_kill_merger_while_it_folds(self):
+        files = sorted(md_files(TIL))[:150]
+        self.assertEqual(len(files), 150, "the shared corpus is missing: %s" % TIL)
+        rnd = random.Random(23)
+        with Stack(config=MERGER) as stack:
+            user, token = stack.create_user("killfolds")
+            killed, seen, ids = 0, set(), []
+            texts = []
+            for f in files:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    texts.append(fh.read())
+            # Rounds of 64 creates (a fold is then due) and a kill soon after, until kills have
+            # landed inside two folds (their hidden segments removed by the next merger).
+            def interrupted():
+                return len(re.findall(r'msg="merger removed interrupted merges"', stack.logs()))
+            for n in range(40):
+                if n >= 6 and interrupted() >= 2:
+                    break
+                for k in range(64):
+                    ids.append(create(self, stack, token, texts[(64 * n + k) % len(texts)]))
+                killed += kill_merger(stack, rnd, seen, 0.0, 0.08)
+            for n, i in enumerate(ids[:60]):
+                r = stack.request("PATCH", "/v2/notes/" + i, token=token,
+                                  body={"content": "# rewritten %d\n\ngit rebase and python list" % n,
+                                        "version": 1})
+                self.assertEqual(r.status, 200, r.text)
+                if n % 10 == 9:
+                    killed += kill_merger(stack, rnd, seen)
+            wait_for(self, lambda: merger_pid(stack) not in seen, "a new merger")
+            wait_quiet(stack)
+            out = stack.notesctl("check", user, check=False)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            pages = search_pages(self, stack, token)
+            self.assertGreater(sum(len(p) for p in pages), 20)
+            stack.notesctl("pack", user)
+            self.assertEqual(search_pages(self, stack, token), pages)
+            out = stack.notesctl("check", user, check=False)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            died = len(re.findall(r'msg="merger died; restarting"', stack.logs()))
+            folded = sum(s[1] for s in steps(stack))
+            sys.stderr.write("KillLoopDuringFolds: %d creates, %d kills, %d left a hidden segment, "
+                             "%d notes folded, longest write transaction %s\n"
+                             % (len(ids), killed, interrupted(), folded, longest(stack)))
+            self.assertEqual(died, killed)
+            self.assertGreaterEqual(killed, 5, "the loop killed too few mergers")
+            self.assertGreaterEqual(interrupted(), 2, "the kills missed the folds")
+            self.assertGreater(folded, 0)
+            self.assertEqual(stack.integrity_problems(), [])
+
+
 class KillLoopDuringBackgroundMerge(unittest.TestCase):
     """SIGKILL of the merger, again and again, while it merges the segments of users that
     `notesctl import` writes (batches of 100 notes: a segment each): every transaction of a
@@ -154,18 +225,6 @@ class KillLoopDuringBackgroundMerge(unittest.TestCase):
     searches give the same pages; the restarted merger removes what the killed one left (its
     log line shows that kills landed inside merges)."""
     ROUNDS = 5
-
-    def kill_merger(self, stack, rnd, seen):
-        time.sleep(rnd.uniform(0.02, 0.25))
-        pid = merger_pid(stack)
-        if pid is None or pid in seen:
-            return 0
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            return 0
-        seen.add(pid)
-        return 1
 
     def test_kill_merger_loop_then_check(self):
         self.assertTrue(os.path.isdir(TIL), "the shared corpus is missing: %s" % TIL)
@@ -179,13 +238,13 @@ class KillLoopDuringBackgroundMerge(unittest.TestCase):
                 proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                         env=stack._env())
                 while proc.poll() is None:
-                    killed += self.kill_merger(stack, rnd, seen)
+                    killed += kill_merger(stack, rnd, seen)
                 self.assertEqual(proc.wait(), 0, proc.stderr.read())
                 proc.stderr.close()
                 pages = search_pages(self, stack, token)
                 for _ in range(3):  # the merges of this user's segments
                     wait_for(self, lambda: merger_pid(stack) not in seen, "a new merger")
-                    killed += self.kill_merger(stack, rnd, seen)
+                    killed += kill_merger(stack, rnd, seen)
                 out = stack.notesctl("check", user, check=False)
                 self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
                 self.assertEqual(search_pages(self, stack, token), pages)
