@@ -55,9 +55,6 @@ TINY_USER, TINY_NOTES, TINY_NUMBER = "bench-tiny", 10, 99
 TOKENS_PER_USER = 4
 DAY_US = 86400 * 1000000
 FIRST_PAGE_REQUESTS = 40  # per filter and round in the first-page costs of list_filtered
-# The background merger's log line of each step (server/merger.cpp), as t/e2e/test_merger.py reads it
-MERGE_STEP = re.compile(r'msg="merge step" user=\d+ folded_notes=(\d+) merged_segments=(\d+) '
-                        r'lost=\w+ transactions=(\d+) longest_write_us=(\d+) longest_write=(\w+)')
 END_US = gen_notes.END_EPOCH * 1000000
 
 # ---- scenarios ----------------------------------------------------------------------------
@@ -975,7 +972,7 @@ def run_benchmark(a, scenarios, db, info, command):
             run(sc, a.warmup)
         raw = {}
         status = {"latencies": [], "failures": 0, "counted": 0, "sent": 0}
-        merges = {}  # scenario -> [(folded, merged, transactions, longest_write_us, op)]
+        merges = {}  # scenario -> its merge steps (Stack.merge_steps)
         for i in range(a.runs):
             for sc in scenarios:
                 before = StatusProbe(stack.port).total()
@@ -983,9 +980,7 @@ def run_benchmark(a, scenarios, db, info, command):
                 with StatusProbe(stack.port) as probe:
                     results_of_run = run(sc, a.duration)
                 time.sleep(0.5)  # requests wrk gave up on at its end are answered meanwhile
-                merges.setdefault(sc.name, []).extend(
-                    (int(m[0]), int(m[1]), int(m[2]), int(m[3]), m[4])
-                    for m in MERGE_STEP.findall(stack.logs()[log_at:]))
+                merges.setdefault(sc.name, []).extend(stack.merge_steps(since=log_at))
                 status["counted"] += StatusProbe(stack.port).total() - before
                 status["latencies"] += probe.latencies
                 status["failures"] += probe.failures
@@ -1033,11 +1028,11 @@ def merge_report(merges):
            "transaction, lock held to the return of its COMMIT):\n",
            "| scenario | steps | notes folded | segments merged | write transactions | "
            "longest ms | its op | steps over 20 ms |", "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
-    for name, steps in rows:
-        top = max(steps, key=lambda s: s[3])
+    for name, steps in rows:  # (user, folded, merged, lost, transactions, longest_write_us, op)
+        top = max(steps, key=lambda s: s[5])
         out.append("| %s | %d | %d | %d | %d | %.1f | %s | %d |" % (
-            name, len(steps), sum(s[0] for s in steps), sum(s[1] for s in steps),
-            sum(s[2] for s in steps), top[3] / 1000.0, top[4], sum(1 for s in steps if s[3] > 20000)))
+            name, len(steps), sum(s[1] for s in steps), sum(s[2] for s in steps),
+            sum(s[4] for s in steps), top[5] / 1000.0, top[6], sum(1 for s in steps if s[5] > 20000)))
     return "\n".join(out) + "\n"
 
 

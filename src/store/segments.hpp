@@ -117,9 +117,9 @@ public:
     // ---- merges in steps (segment_merge.cpp), each write a short transaction of the caller ----
     // A merge reads its inputs outside any write transaction (their notes and blocks never
     // change), writes the merged blocks and notes table under an unpublished segment row
-    // (note_count 0, live_count 0: no listing shows it), then `publish` makes it visible and retires the
-    // inputs in one short transaction with the user locked, carrying over the notes marked dead
-    // in the inputs meanwhile. Retired segments (note_count 0, live_count -1: dropping) lose
+    // (note_count 0, live_count 0: no listing shows it), then `publish` makes it visible and
+    // retires the inputs in one short transaction with the user locked, carrying over the notes
+    // marked dead in the inputs meanwhile (a fold of pending entries is written the same way). Retired segments (note_count 0, live_count -1: dropping) lose
     // their blocks in short transactions, then their row. A merge killed at any point leaves
     // only hidden segments, which drop_interrupted removes.
     /// Inserts an unpublished segment row of the user; returns its id.

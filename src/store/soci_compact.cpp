@@ -111,9 +111,9 @@ IndexStep SociStore::run_index_step(long long user_id, const MergePlan& plan) {
             step_write("fold", user_id, step, [&] {
                 step.folded_notes = fold_rows(user_id, plan.fold_notes, plan.fold_postings);
             });
-    }
-    else if (!plan.merge.empty())
+    } else if (!plan.merge.empty()) {
         merge_step(user_id, plan.merge, step);
+    }
     return step;
 }
 

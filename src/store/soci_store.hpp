@@ -4,8 +4,8 @@
 #pragma once
 #include <soci/soci.h>
 
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -128,6 +128,9 @@ public:
     /// The busy timeout (SQLite) or lock wait (servers) this session was set up with.
     int busy_timeout_ms() const { return target_.busy_timeout_ms; }
     const Dialect& dialect() const { return *dialect_; }
+    /// A test seam: f runs in a fold step after its segment is written hidden, before the
+    /// publish (t/unit/store/store_pending_tests.cpp writes the user's notes meanwhile).
+    void on_fold_written(std::function<void()> f) { on_fold_written_ = std::move(f); }
 
 private:
     /// Whether guarded may run a call once more after its connection turned out lost.
@@ -204,13 +207,6 @@ private:
     template <class F>
     void step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f);
     void merge_step(long long user_id, const std::vector<long long>& ids, IndexStep& step);
-public:
-    /// A test seam: f runs in a fold step after its segment is written hidden, before the
-    /// publish (t/unit/store/store_pending_tests.cpp writes the user's notes meanwhile).
-    void on_fold_written(std::function<void()> f) { on_fold_written_ = std::move(f); }
-
-private:
-    std::function<void()> on_fold_written_;
     /// The op names of write_hidden_segment's transactions.
     struct HiddenWriteOps {
         const char *begin, *blocks, *notes;
@@ -254,6 +250,7 @@ private:
 
     DbTarget target_;
     std::unique_ptr<Dialect> dialect_;
+    std::function<void()> on_fold_written_;
     soci::session sql_;
     bool lost_ = false;
     bool reading_ = false;  // inside begin_read (SQLite)

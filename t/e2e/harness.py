@@ -66,6 +66,10 @@ BUILDDIR = os.path.abspath(os.environ.get("NOTESD_BUILDDIR") or SRCDIR)
 SHARED = os.path.abspath(os.environ.get("NOTESD_SHARED") or os.path.join(SRCDIR, "..", "shared"))
 
 
+# The background merger's log line of each step (server/merger.cpp).
+MERGE_STEP = re.compile(r'msg="merge step" user=(\d+) folded_notes=(\d+) merged_segments=(\d+) '
+                        r'lost=(\w+) transactions=(\d+) longest_write_us=(\d+) longest_write=(\w+)')
+
 class StackError(RuntimeError):
     """The stack could not start (the message carries the tail of the logs)."""
 
@@ -606,6 +610,12 @@ class Stack:
                 return f.read().decode("utf-8", errors="replace")
         except FileNotFoundError:
             return ""
+
+    def merge_steps(self, since=0):
+        """(user, folded, merged, lost, transactions, longest_write_us, its op) of each step the
+        background merger logged (server/merger.cpp), in notesd's log from offset `since` on."""
+        return [(int(m[0]), int(m[1]), int(m[2]), m[3] == "yes", int(m[4]), int(m[5]), m[6])
+                for m in MERGE_STEP.findall(self.logs()[since:])]
 
     def access_log(self):
         """nginx's access log as dicts: id, status, upstream_status ("-" when nginx answered

@@ -19,15 +19,9 @@ from test_import import TIL, md_files, search_pages
 # after it dies.
 MERGER = {"merge_interval_ms": 50, "merge_fold_delay_ms": 200, "respawn_backoff_max_ms": 100}
 
-STEP = re.compile(r'msg="merge step" user=(\d+) folded_notes=(\d+) merged_segments=(\d+) '
-                  r'lost=(\w+) transactions=(\d+) longest_write_us=(\d+) longest_write=(\w+)')
-
-
 def steps(stack):
-    """(user, folded, merged, lost, transactions, longest_write_us, its op) of each merge step
-    so far."""
-    return [(int(m[0]), int(m[1]), int(m[2]), m[3] == "yes", int(m[4]), int(m[5]), m[6])
-            for m in STEP.findall(stack.logs())]
+    """Each merge step so far (Stack.merge_steps)."""
+    return stack.merge_steps()
 
 
 def merger_pid(stack):

@@ -37,6 +37,13 @@ using SearchFixture = notesd::test::StoreFixture;
 // The newest schema version the build carries.
 int newest_schema() { return migrations_for("sqlite").back().version; }
 
+// The same notes in the same order (an upgrade's reads before and after).
+void check_same_notes(const std::vector<TermPosting>& before, const std::vector<TermPosting>& after) {
+    BOOST_REQUIRE_EQUAL(after.size(), before.size());
+    for (std::size_t i = 0; i < after.size(); ++i)
+        BOOST_CHECK(after[i].uid_hi == before[i].uid_hi && after[i].uid_lo == before[i].uid_lo);
+}
+
 // Back to schema 015 (the blocks' index by user and term, and the one by segment not unique).
 void undo_016(soci::session& db) {
     const std::string name = db.get_backend_name();
@@ -775,10 +782,7 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_014_keeps_segments, SearchFixture) {
     long long moved = 0;
     *raw() << "SELECT COUNT(*) FROM index_segment_notes", soci::into(moved);
     BOOST_CHECK_GE(moved, 1);
-    const std::vector<TermPosting> after = store->term_postings(u, "common", {}, 1000);
-    BOOST_REQUIRE_EQUAL(after.size(), before.size());
-    for (std::size_t i = 0; i < after.size(); ++i)
-        BOOST_CHECK(after[i].uid_hi == before[i].uid_hi && after[i].uid_lo == before[i].uid_lo);
+    check_same_notes(before, store->term_postings(u, "common", {}, 1000));
     BOOST_CHECK(store->check_user(u).empty());
     BOOST_REQUIRE(store->delete_note(u, batch[0].id));
     BOOST_CHECK_EQUAL(store->term_postings(u, "common", {}, 1000).size(), 299u);
@@ -803,10 +807,7 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_016_reads_every_segment, SearchFixture) {
     BOOST_CHECK_EQUAL(store->schema_version(), 15);
     store->migrate();
     BOOST_CHECK_EQUAL(store->schema_version(), newest_schema());
-    const std::vector<TermPosting> after = store->term_postings(u, "common", {}, 1000);
-    BOOST_REQUIRE_EQUAL(after.size(), before.size());
-    for (std::size_t i = 0; i < after.size(); ++i)
-        BOOST_CHECK(after[i].uid_hi == before[i].uid_hi && after[i].uid_lo == before[i].uid_lo);
+    check_same_notes(before, store->term_postings(u, "common", {}, 1000));
     BOOST_CHECK_EQUAL(store->term_postings(u, "w3", {}, 1000).size(), 42u);
     BOOST_CHECK_EQUAL(store->term_postings(other, "common", {}, 1000).size(), 3u);
     store->write_batch(u, {}, {mk(new_uuid(), "title", "common again", 9000, 9001)});
