@@ -16,6 +16,11 @@
 #include "base/log.hpp"
 #include "base/util.hpp"
 #include "store/store.hpp"
+#ifdef NOTESD_TEST_HOOKS
+#include <cstdlib>
+
+#include "store/soci_store.hpp"
+#endif
 
 namespace notesd {
 
@@ -58,6 +63,25 @@ void sleep_ms(int ms) {
     }
 }
 
+#ifdef NOTESD_TEST_HOOKS
+// Test builds only (t/notesd-test-hooks): with NOTESD_TEST_FOLD_PAUSE_MS=N in the environment
+// each fold logs "test hook: fold written" once its segment is written hidden and waits N ms
+// before the publish, so a test can SIGKILL the merger inside that window every time instead
+// of by chance (t/e2e/test_merger.py KillLoopDuringFolds).
+void install_test_hooks(Store& store) {
+    const char* env = std::getenv("NOTESD_TEST_FOLD_PAUSE_MS");
+    auto* soci = dynamic_cast<SociStore*>(&store);
+    if (!env || !soci) return;
+    const int ms = std::atoi(env);
+    soci->on_fold_written([ms] {
+        log_warn("test hook: fold written", {{"pause_ms", ms}});
+        sleep_ms(ms);
+    });
+}
+#else
+inline void install_test_hooks(Store&) {}
+#endif
+
 class Merger {
 public:
     explicit Merger(const Config& cfg) : cfg_(cfg), policy_(merger_policy(cfg)) {}
@@ -69,6 +93,7 @@ public:
             store_ = open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
             // as a worker: no WAL checkpoint inside a commit, one after each step instead
             store_->defer_housekeeping();
+            install_test_hooks(*store_);
         }
         bool more = false;
         for (const UserInfo& u : store_->list_users()) more = user(u.id) || more;

@@ -192,14 +192,18 @@ class Stack:
     db: a SOCI connection string (default: a fresh SQLite file in the temp dir, or with
     NOTESD_E2E_DB set a fresh database on that server, dropped at stop).
     test_hooks: run t/notesd-test-hooks (notesd built with -DNOTESD_TEST_HOOKS: a query with
-    notesd_test_hang=1 wedges its worker, notesd_test_sleep_ms=N slows its handler).
+    notesd_test_hang=1 wedges its worker, notesd_test_sleep_ms=N slows its handler; with
+    NOTESD_TEST_FOLD_PAUSE_MS=N in env the merger pauses N ms in each fold before its publish).
+    env: more environment variables for notesd and notesctl.
     unvalidated: why this stack's responses are not checked against the OpenAPI document
     (None: they are).
     """
 
     def __init__(self, config=None, notesd=True, nginx=None, upstream=None, db=None,
-                 migrate=True, nginx_extra=None, start_timeout=15.0, test_hooks=False, unvalidated=None):
+                 migrate=True, nginx_extra=None, start_timeout=15.0, test_hooks=False, unvalidated=None,
+                 env=None):
         self.unvalidated = unvalidated
+        self.extra_env = dict(env or {})
         self.dir = tempfile.mkdtemp(prefix="notesd-e2e-")
         reg = os.environ.get("NOTESD_E2E_REGISTRY")
         if reg:  # removed by t/run_tests.py if this process dies before stop()
@@ -311,6 +315,7 @@ class Stack:
     def _env(self):
         env = dict(os.environ)
         env.pop("NOTESD_DB", None)  # it would override the stack's own database
+        env.update(self.extra_env)
         return env
 
     def binary(self, name):
