@@ -41,6 +41,20 @@ bool fold_due(const MergePolicy& p, const IndexState& s, long long since, long l
 
 }  // namespace
 
+long long next_fold_budget(const MergePolicy& p, long long budget, long long postings,
+                           long long publish_us) {
+    const long long lo = std::max(p.fold_pending_postings_min, 1LL);
+    const long long hi = std::max(p.fold_pending_postings, lo);
+    budget = std::clamp(budget, lo, hi);
+    if (postings <= 0 || publish_us <= 0) return budget;
+    const long long fits = static_cast<long long>(static_cast<double>(postings) *
+                                                  static_cast<double>(p.fold_publish_target_us) /
+                                                  static_cast<double>(publish_us));
+    if (fits < budget) return std::max(fits, lo);
+    if (postings * 2 < budget) return budget;  // a small fold says little about a full one
+    return std::min({fits, budget * 2, hi});
+}
+
 MergePlan plan_merge(const MergePolicy& p, const IndexState& s, long long pending_since_us,
                      long long now_us) {
     MergePlan out;

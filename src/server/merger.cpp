@@ -116,10 +116,14 @@ private:
             if (s.pending_notes > 0) pending_since_.emplace(id, now);
             else pending_since_.erase(id);
             const auto since = pending_since_.find(id);
+            MergePolicy policy = policy_;
+            policy.fold_pending_postings = fold_budget_;
             const MergePlan plan =
-                plan_merge(policy_, s, since == pending_since_.end() ? 0 : since->second, now);
+                plan_merge(policy, s, since == pending_since_.end() ? 0 : since->second, now);
             if (plan.idle()) return false;
             const IndexStep step = store_->run_index_step(id, plan);
+            fold_budget_ = next_fold_budget(policy_, fold_budget_, step.fold_postings,
+                                            step.fold_publish_us);
             progress = progress || step.folded_notes > 0 || step.merged_segments > 0;
             store_->housekeeping();
             longest_us_ = std::max(longest_us_, step.longest_write_us);
@@ -130,7 +134,8 @@ private:
                                     {"transactions", step.write_transactions},
                                     {"longest_write_us", step.longest_write_us},
                                     {"longest_write", step.longest_write_op},
-                                    {"longest_write_us_ever", longest_us_}});
+                                    {"longest_write_us_ever", longest_us_},
+                                    {"fold_budget", fold_budget_}});
         }
         return progress;
     }
@@ -141,6 +146,11 @@ private:
     std::set<long long> cleaned_;                 // users whose interrupted merges are gone
     std::map<long long, long long> pending_since_;  // user -> when rows were first seen pending
     long long longest_us_ = 0;
+    // The postings of the next fold of pending entries: one budget for every user, as the cost
+    // of a term change is the database's more than the user's. It starts small, so that the
+    // first fold on a slow backend does not hold the lock for long, and doubles while folds
+    // publish fast.
+    long long fold_budget_ = policy_.fold_pending_postings / 8;
 };
 
 }  // namespace

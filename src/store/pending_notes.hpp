@@ -75,6 +75,11 @@ public:
     /// The note's pending row, if it has one.
     std::optional<Stored> find(long long user_id, long long uid_hi, long long uid_lo);
     void erase(long long id);
+    /// Of the rows `ids` of the user, those that still exist (a write that replaces or removes a
+    /// note's entry deletes its row, and row ids are never reused), in ascending order.
+    std::vector<long long> still_pending(long long user_id, std::vector<long long> ids);
+    /// Deletes the rows `ids` of the user.
+    void erase(long long user_id, const std::vector<long long>& ids);
     /// Inserts the entry's row (the note has none).
     void insert(long long user_id, const PendingEntry& e);
     long long count(long long user_id);

@@ -39,8 +39,8 @@ constexpr int kLostStepsAllowed = 3;
 }  // namespace
 
 template <class F>
-void SociStore::step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f) {
-    guarded(op, [&] {
+long long SociStore::step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f) {
+    return guarded(op, [&] {
         detail::WriteTxn tx(sql_, dialect_->begin_write(), after_commit());
         if (lock_user_id != 0) lock_user(lock_user_id);
         const Clock::time_point t0 = Clock::now();
@@ -53,6 +53,7 @@ void SociStore::step_write(const char* op, long long lock_user_id, IndexStep& st
             step.longest_write_op = op;
         }
         ++step.write_transactions;
+        return us;
     });
 }
 
@@ -216,12 +217,11 @@ long long SociStore::fold_pending(long long user_id, long long max_notes, long l
     std::vector<detail::PendingEntry> entries =
         reading("fold_read", [&] { return pending_.oldest(user_id, max_notes); });
     // A step's publish changes term_df for each term and each `minus` (a delete's entry is all
-    // minus), both counted against max_postings; a decrease costs two statements (apply_df)
-    // where increases share one, so a `minus` counts twice.
+    // minus), both counted against max_postings.
     long long postings = 0;
     std::size_t n = 0;
     for (; n < entries.size() && (n == 0 || postings < max_postings); ++n)
-        postings += static_cast<long long>(entries[n].terms.size() + 2 * entries[n].minus.size());
+        postings += static_cast<long long>(entries[n].terms.size() + entries[n].minus.size());
     entries.resize(n);
     if (entries.empty()) return 0;
     SegmentBuilder builder;
@@ -240,12 +240,15 @@ long long SociStore::fold_pending(long long user_id, long long max_notes, long l
     }
     if (on_fold_written_) on_fold_written_();
     long long folded = 0;
-    step_write("fold_publish", user_id, step, [&] {
+    step.fold_postings = postings;
+    step.fold_publish_us = step_write("fold_publish", user_id, step, [&] {
+        std::vector<long long> ids;
+        for (const detail::PendingEntry& e : entries) ids.push_back(e.id);
+        const std::vector<long long> still = pending_.still_pending(user_id, ids);
         std::vector<const detail::PendingEntry*> taken;
         std::vector<SegmentNote> dead;
         for (const detail::PendingEntry& e : entries) {
-            const auto now = pending_.find(user_id, e.note.uid_hi, e.note.uid_lo);
-            if (now && now->id == e.id) taken.push_back(&e);
+            if (std::binary_search(still.begin(), still.end(), e.id)) taken.push_back(&e);
             else if (!e.terms.empty()) dead.push_back(e.note);
         }
         if (segment != 0) done = segments_.publish(user_id, segment, {}, notes, dead);
@@ -254,8 +257,8 @@ long long SociStore::fold_pending(long long user_id, long long max_notes, long l
         for (const detail::PendingEntry* e : taken) {
             for (const std::string& t : e->minus) df.emplace_back(t, -1);
             for (const SegmentTerm& t : e->terms) df.emplace_back(t.term, +1);
-            pending_.erase(e->id);
         }
+        pending_.erase(user_id, still);
         apply_df(df);
         folded = static_cast<long long>(taken.size());
     });

@@ -167,7 +167,7 @@ soci::statement build_postings_insert(soci::session& s, PostingInserts& w, std::
     return p.done();
 }
 
-// Upsert adding `rows` df increases of user :u, bound to w.df_terms / w.df_deltas [0, rows).
+// Upsert adding `rows` df changes of user :u, bound to w.df_terms / w.df_deltas [0, rows).
 soci::statement build_df_upsert(soci::session& s, const Dialect& d, WriteStatements& w,
                                 std::size_t rows) {
     std::string sql = "INSERT INTO term_df (user_id, term, df) VALUES ";
@@ -181,6 +181,23 @@ soci::statement build_df_upsert(soci::session& s, const Dialect& d, WriteStateme
         const std::string n = std::to_string(i);
         p.in(w.df_terms[i], ("t" + n).c_str()).in(w.df_deltas[i], ("d" + n).c_str());
     }
+    return p.done();
+}
+
+// The terms :k0 .. of a df statement, for IN: ", :k1, :k2" after "(:k0".
+std::string df_term_list(std::size_t rows) {
+    std::string in = "(:k0";
+    for (std::size_t i = 1; i < rows; ++i) in += ", :k" + std::to_string(i);
+    return in + ")";
+}
+
+// Deletes the rows of the terms w.df_terms of user :u that no note has any more.
+soci::statement build_df_drop_empty(soci::session& s, WriteStatements& w) {
+    Prep p(s, "DELETE FROM term_df WHERE user_id = :u AND term IN " + df_term_list(kBatchRows) +
+                  " AND df <= 0");
+    p.in(w.user_id, "u");
+    for (std::size_t i = 0; i < kBatchRows; ++i)
+        p.in(w.df_terms[i], ("k" + std::to_string(i)).c_str());
     return p.done();
 }
 
@@ -267,12 +284,13 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
                              "updated_us = :updated AND uid_hi = :hi AND uid_lo = :lo")
                          .in(user_id, "u").in(term, "term").in(posting_updated_us, "updated").in(posting_uid_hi, "hi")
                          .in(posting_uid_lo, "lo").done()),
-      df_add(Prep(s, "UPDATE term_df SET df = df + :delta WHERE user_id = :u AND term = :term")
-                 .in(df_delta, "delta").in(user_id, "u").in(term, "term").done()),
-      df_upsert_one(build_df_upsert(s, d, *this, 1)),
-      df_delete_if(Prep(s, "DELETE FROM term_df WHERE user_id = :u AND term = :term AND df = :gone")
-                  .in(user_id, "u").in(term, "term").in(df_when_gone, "gone").done()),
-      df_upsert_many(build_df_upsert(s, d, *this, kBatchRows)),
+      df_upserts{build_df_upsert(s, d, *this, kDfUpsertRows[0]),
+                 build_df_upsert(s, d, *this, kDfUpsertRows[1]),
+                 build_df_upsert(s, d, *this, kDfUpsertRows[2]),
+                 build_df_upsert(s, d, *this, kDfUpsertRows[3]),
+                 build_df_upsert(s, d, *this, kDfUpsertRows[4]),
+                 build_df_upsert(s, d, *this, kDfUpsertRows[5])},
+      df_drop_empty(build_df_drop_empty(s, *this)),
       postings(s) {}
 
 PostingInserts::PostingInserts(soci::session& s)

@@ -205,7 +205,7 @@ private:
     /// A merge policy step's write: f in a write transaction of its own, with the user's writer
     /// lock when lock_user_id is not 0; its time from lock to commit goes into step.
     template <class F>
-    void step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f);
+    long long step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f);
     void merge_step(long long user_id, const std::vector<long long>& ids, IndexStep& step);
     /// The op names of write_hidden_segment's transactions.
     struct HiddenWriteOps {

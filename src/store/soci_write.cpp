@@ -295,46 +295,41 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
     delta.none_pending = none_pending;
 }
 
-// term_df changes, summed per term: increases are upserted kBatchRows terms per statement
-// (each term once per statement), the rest one per statement; a decrease that empties the row
-// deletes it (df = -change), another one updates it.
+// term_df changes, summed per term and applied in term order: upserted kBatchRows terms per
+// statement, the rest with at most one statement of each smaller size (kDfUpsertRows); then the
+// rows that decreases emptied are deleted, kBatchRows terms per statement.
 void SociStore::apply_df(std::vector<std::pair<std::string, int>>& changes) {
     WriteStatements& w = writes();
     // Summed per term before sorting: a batch's frequent terms recur in most of its notes, so
-    // there are several times fewer terms than changes. Applied in term order, the same in
-    // every writer.
+    // there are several times fewer terms than changes.
     std::unordered_map<std::string_view, long long> sums;
     sums.reserve(changes.size() / 2 + 16);
     for (const auto& [term, d] : changes) sums[term] += d;
-    std::vector<std::pair<std::string_view, long long>> by_term(sums.begin(), sums.end());
-    std::sort(by_term.begin(), by_term.end());
-    std::size_t pending = 0;  // increases in w.df_terms / w.df_deltas
-    for (const auto& [term, d] : by_term) {
-        if (d == 0) continue;
-        if (d > 0) {
-            w.df_terms[pending].assign(term);
-            w.df_deltas[pending] = d;
-            if (++pending == detail::kBatchRows) {
-                exec(w.df_upsert_many);
-                pending = 0;
-            }
-            continue;
-        }
-        w.term.assign(term);
-        w.df_when_gone = -d;
-        exec(w.df_delete_if);
-        if (w.df_delete_if.get_affected_rows() > 0) continue;
-        w.df_delta = d;
-        exec(w.df_add);
-        if (w.df_add.get_affected_rows() == 0)
-            throw std::runtime_error("term statistics out of step with the notes");
+    std::vector<std::pair<std::string_view, long long>> all;
+    std::vector<std::string_view> down;
+    for (const auto& change : sums) {
+        if (change.second == 0) continue;
+        all.push_back(change);
+        if (change.second < 0) down.push_back(change.first);
     }
-    for (std::size_t k = 0; k < pending; ++k) {
-        if (k > 0) {
-            w.df_terms[0] = std::move(w.df_terms[k]);
-            w.df_deltas[0] = w.df_deltas[k];
+    std::sort(all.begin(), all.end());
+    std::sort(down.begin(), down.end());
+    std::size_t i = 0;
+    for (std::size_t k = 0; k < detail::kDfUpsertRows.size(); ++k) {
+        const std::size_t rows = detail::kDfUpsertRows[k];
+        for (; all.size() - i >= rows; i += rows) {
+            for (std::size_t slot = 0; slot < rows; ++slot) {
+                w.df_terms[slot].assign(all[i + slot].first);
+                w.df_deltas[slot] = all[i + slot].second;
+            }
+            exec(w.df_upserts[k]);
         }
-        exec(w.df_upsert_one);
+    }
+    for (i = 0; i < down.size(); i += detail::kBatchRows) {
+        const std::size_t n = std::min(detail::kBatchRows, down.size() - i);
+        for (std::size_t slot = 0; slot < detail::kBatchRows; ++slot)
+            w.df_terms[slot].assign(down[i + std::min(slot, n - 1)]);
+        exec(w.df_drop_empty);
     }
 }
 

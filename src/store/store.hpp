@@ -111,6 +111,9 @@ struct IndexStep {
     /// which ends every lock (the WAL sync that follows on SQLite holds none).
     long long longest_write_us = 0;
     const char* longest_write_op = "";  ///< which of them (fold_rows, merge_publish, ...)
+    /// A fold of pending entries: the term changes it took (as MergePlan::fold_pending_postings
+    /// counts them) and how long its publish held the user's lock (next_fold_budget).
+    long long fold_postings = 0, fold_publish_us = 0;
 };
 
 class NoteWriter {

@@ -129,4 +129,26 @@ BOOST_AUTO_TEST_CASE(pack_merges_the_smallest_down_to_max_segments_at_once) {
     BOOST_CHECK(plan_merge(p, with_segments({10, 10, 10, 10}), 0, 0).idle());
 }
 
+BOOST_AUTO_TEST_CASE(fold_budget_keeps_the_publish_near_its_target) {
+    MergePolicy p;  // target 12 ms, budget within [500, 16000]
+    // SQLite-like: 16,000 changes published in 6 ms: the full budget stays
+    BOOST_CHECK_EQUAL(next_fold_budget(p, 16000, 16000, 6000), 16000);
+    // PostgreSQL-like: 16,000 changes in 150 ms: down at once to what fits 12 ms
+    const long long small = next_fold_budget(p, 16000, 16000, 150000);
+    BOOST_CHECK_EQUAL(small, 1280);
+    // a fold at that size in 12 ms keeps it
+    BOOST_CHECK_EQUAL(next_fold_budget(p, small, small, 12000), small);
+    // faster again (a quiet server): grows, at most twice a step, up to the policy's size
+    BOOST_CHECK_EQUAL(next_fold_budget(p, small, small, 1000), 2 * small);
+    BOOST_CHECK_EQUAL(next_fold_budget(p, 12000, 12000, 1000), 16000);
+    // a fold of few changes (few pending notes) says nothing about a full one: no growth
+    BOOST_CHECK_EQUAL(next_fold_budget(p, small, 300, 100), small);
+    // but a slow small one shrinks it, never below the floor
+    BOOST_CHECK_EQUAL(next_fold_budget(p, small, 300, 12000), 500);
+    BOOST_CHECK_EQUAL(next_fold_budget(p, 16000, 100, 1000000), 500);
+    // no fold in the step: unchanged (clamped to the policy's bounds)
+    BOOST_CHECK_EQUAL(next_fold_budget(p, 2000, 0, 0), 2000);
+    BOOST_CHECK_EQUAL(next_fold_budget(p, 99999, 0, 0), 16000);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
