@@ -214,14 +214,19 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
     if (limit <= 0) return;
     std::vector<SegmentRef> segments;
     std::vector<SegmentRun> runs;
-    // A listing kept by the view that misses a segment is read again, once; a fresh one
-    // leaves out what was committed after it.
-    for (bool fresh = !in_view_ || !view_.count(user_id);; fresh = true) {
+    // A listing that misses a segment the blocks name is read again, up to twice; the last
+    // one leaves out what was committed after it. Even a listing made just now can miss one:
+    // on a server the listing and the blocks are two statements, and a merge published between
+    // them retires the listed segments (their blocks are no longer read) for one the listing
+    // lacks, so leaving that one out would lose the term's postings of the merged notes.
+    for (int attempt = 0;; ++attempt) {
+        const bool fresh = attempt > 0 || !in_view_ || !view_.count(user_id);
         segments = of_user(user_id);
         if (segments.empty() && fresh) return;
         runs.clear();
         for (const SegmentRef& s : segments) runs.push_back(run_of(s, f));
-        if (read_runs(*blocks_, user_id, term, f, limit, with_positions, keep, !fresh, runs)) break;
+        if (read_runs(*blocks_, user_id, term, f, limit, with_positions, keep, attempt < 2, runs))
+            break;
         view_.erase(user_id);
         view_rows_.erase(user_id);
     }
