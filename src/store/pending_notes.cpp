@@ -139,29 +139,33 @@ void PendingNotes::erase(long long id) {
 // kIdsPerStatement rows instead of one per row (a round trip each on a server).
 constexpr std::size_t kIdsPerStatement = 256;
 
+// f(", "-joined ids) for each run of at most kIdsPerStatement of them.
+template <class F>
+void each_id_list(const std::vector<long long>& ids, F&& f) {
+    for (std::size_t i = 0; i < ids.size(); i += kIdsPerStatement)
+        f(join_ids(std::vector<long long>(ids.begin() + i,
+                                          ids.begin() + std::min(ids.size(), i + kIdsPerStatement))));
+}
+
 std::vector<long long> PendingNotes::still_pending(long long user_id, std::vector<long long> ids) {
     std::sort(ids.begin(), ids.end());
     std::vector<long long> out;
     long long id = 0;
-    for (std::size_t i = 0; i < ids.size(); i += kIdsPerStatement) {
-        const std::vector<long long> part(ids.begin() + i,
-                                          ids.begin() + std::min(ids.size(), i + kIdsPerStatement));
+    each_id_list(ids, [&](const std::string& list) {
         soci::statement q = (session_.prepare << "SELECT id FROM index_pending WHERE user_id = :u "
-                                                 "AND id IN (" + join_ids(part) + ") ORDER BY id",
+                                                 "AND id IN (" + list + ") ORDER BY id",
                              soci::into(id), soci::use(user_id, "u"));
         q.execute();
         while (q.fetch()) out.push_back(id);
-    }
+    });
     return out;
 }
 
 void PendingNotes::erase(long long user_id, const std::vector<long long>& ids) {
-    for (std::size_t i = 0; i < ids.size(); i += kIdsPerStatement) {
-        const std::vector<long long> part(ids.begin() + i,
-                                          ids.begin() + std::min(ids.size(), i + kIdsPerStatement));
-        session_ << "DELETE FROM index_pending WHERE user_id = :u AND id IN (" + join_ids(part) + ")",
+    each_id_list(ids, [&](const std::string& list) {
+        session_ << "DELETE FROM index_pending WHERE user_id = :u AND id IN (" + list + ")",
             soci::use(user_id, "u");
-    }
+    });
 }
 
 void PendingNotes::insert(long long user_id, const PendingEntry& e) {

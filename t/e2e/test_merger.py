@@ -144,6 +144,11 @@ class BacklogWorkedOffAtOnce(unittest.TestCase):
 def kill_merger(stack, rnd, seen, wait_min=0.02, wait_max=0.25):
     """SIGKILL of the running merger after a random moment; 1 when one was killed."""
     time.sleep(rnd.uniform(wait_min, wait_max))
+    return kill_merger_now(stack, seen)
+
+
+def kill_merger_now(stack, seen):
+    """SIGKILL of the running merger (not one killed before); 1 when one was killed."""
     pid = merger_pid(stack)
     if pid is None or pid in seen:
         return 0
@@ -195,10 +200,7 @@ class KillLoopDuringFolds(unittest.TestCase):
             def kill_in_fold_pause():
                 end = time.monotonic() + 60
                 while time.monotonic() < end:
-                    if in_fold_pause():
-                        pid = merger_pid(stack)
-                        os.kill(pid, signal.SIGKILL)
-                        seen.add(pid)
+                    if in_fold_pause() and kill_merger_now(stack, seen):
                         return 1
                     time.sleep(0.02)
                 self.fail("no fold paused before its publish")
