@@ -44,8 +44,30 @@ void check_same_notes(const std::vector<TermPosting>& before, const std::vector<
         BOOST_CHECK(after[i].uid_hi == before[i].uid_hi && after[i].uid_lo == before[i].uid_lo);
 }
 
+// Back to schema 016 (note_time_counts ordered by time column first).
+void undo_017(soci::session& db) {
+    const std::string name = db.get_backend_name();
+    if (name == "mysql") {
+        db << "ALTER TABLE note_time_counts DROP PRIMARY KEY, ADD PRIMARY KEY (user_id, "
+              "time_column, shift, bucket, flags)";
+    } else if (name == "postgresql") {
+        db << "ALTER TABLE note_time_counts DROP CONSTRAINT note_time_counts_pkey";
+        db << "ALTER TABLE note_time_counts ADD PRIMARY KEY (user_id, time_column, shift, bucket, flags)";
+    } else {
+        db << "CREATE TABLE note_time_counts_016 (user_id BIGINT NOT NULL, time_column BIGINT NOT "
+              "NULL, shift BIGINT NOT NULL, bucket BIGINT NOT NULL, flags BIGINT NOT NULL, notes "
+              "BIGINT NOT NULL, PRIMARY KEY (user_id, time_column, shift, bucket, flags)) WITHOUT ROWID";
+        db << "INSERT INTO note_time_counts_016 SELECT user_id, time_column, shift, bucket, flags, "
+              "notes FROM note_time_counts";
+        db << "DROP TABLE note_time_counts";
+        db << "ALTER TABLE note_time_counts_016 RENAME TO note_time_counts";
+    }
+    db << "DELETE FROM schema_migrations WHERE version = 17";
+}
+
 // Back to schema 015 (the blocks' index by user and term, and the one by segment not unique).
 void undo_016(soci::session& db) {
+    undo_017(db);
     const std::string name = db.get_backend_name();
     if (name == "mysql") {
         db << "ALTER TABLE segment_blocks DROP PRIMARY KEY, ADD PRIMARY KEY (user_id, term, "
@@ -814,6 +836,43 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_016_reads_every_segment, SearchFixture) {
     store->compact_index(u);
     BOOST_CHECK_EQUAL(store->term_postings(u, "common", {}, 1000).size(), 301u);
     BOOST_CHECK_EQUAL(store->term_postings(other, "common", {}, 1000).size(), 3u);
+    BOOST_CHECK(store->check_user(u).empty());
+    BOOST_CHECK(store->check_user(other).empty());
+}
+
+// Schema 017 reorders note_time_counts' primary key: the maintained totals read the same before
+// and after, and writes after the upgrade keep them exact.
+BOOST_FIXTURE_TEST_CASE(upgrade_to_017_keeps_the_totals, SearchFixture) {
+    const long long u = user("upgrade-017"), other = user("upgrade-017-other");
+    const long long hour = 3600LL * 1000000, day = 24 * hour;
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 120; ++i)
+        batch.push_back(mk(new_uuid(), "title", "text", 1700000000000000LL + i * 7 * hour,
+                           1700000000000000LL + i * 9 * hour, i % 3 ? 0 : kFlagTasks));
+    store->write_batch(u, {}, batch);
+    store->write_batch(other, {}, {mk(new_uuid(), "t", "other", 1700000000000000LL, 1700000000000000LL)});
+    std::vector<NoteFilter> filters(4);
+    filters[1].created = TimeRange{1700000000000000LL + 10 * day, 1700000000000000LL + 20 * day};
+    filters[2].updated = TimeRange{1700000000000000LL + 3 * day, kMaxTime};
+    filters[2].flags_any = kFlagTasks;
+    filters[3].created = TimeRange{kMinTime, 1700000000000000LL + 30 * day};
+    filters[3].updated = TimeRange{1700000000000000LL + 5 * day, kMaxTime};
+    std::vector<long long> before;
+    for (const NoteFilter& f : filters) before.push_back(store->count_notes(u, f));
+    BOOST_CHECK_EQUAL(before[0], 120);
+    BOOST_CHECK(before[1] > 0 && before[1] < 120 && before[2] > 0 && before[2] < 40);
+    undo_017(*raw());
+    store = open_store(conn);
+    BOOST_CHECK_EQUAL(store->schema_version(), 16);
+    store->migrate();
+    BOOST_CHECK_EQUAL(store->schema_version(), newest_schema());
+    for (std::size_t i = 0; i < filters.size(); ++i)
+        BOOST_CHECK_EQUAL(store->count_notes(u, filters[i]), before[i]);
+    BOOST_CHECK_EQUAL(store->count_notes(other, NoteFilter{}), 1);
+    store->write_batch(u, {}, {mk(new_uuid(), "title", "later", 1700000000000000LL + 11 * day,
+                                  1700000000000000LL + 11 * day, kFlagTasks)});
+    BOOST_CHECK_EQUAL(store->count_notes(u, filters[1]), before[1] + 1);
+    BOOST_CHECK_EQUAL(store->count_notes(u, filters[2]), before[2] + 1);
     BOOST_CHECK(store->check_user(u).empty());
     BOOST_CHECK(store->check_user(other).empty());
 }
