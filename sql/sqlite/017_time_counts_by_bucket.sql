@@ -4,8 +4,8 @@
 -- A new note enters the newest bucket of every level in both time columns (created_us and
 -- updated_us are the same moment): ten rows. Ordered by column first, they were the ends of ten
 -- ranges, and an API create rewrote 7 leaf pages of this table, the most of any table (a write
--- transaction of 24.5 pages in all, `strace` of the WAL frames of 100 creates at 100,000 notes).
--- With the two columns side by side in each bucket, 3 pages (21.2 in all). A total still reads
+-- transaction of 24.2 pages in all at 100,000 notes, tools/write_pages.py). With the two
+-- columns side by side in each bucket, 3 pages (20.5 in all). A total still reads
 -- one range of buckets per level, now with both columns' rows in it (at most 30 buckets a level).
 -- SQLite cannot change a primary key in place: the rows are copied into a new table.
 CREATE TABLE note_time_counts_017 (
