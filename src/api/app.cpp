@@ -45,11 +45,11 @@ Store& App::store() {
 HttpResponse App::dispatch(const HttpRequest& req, const Route& rt, const Principal& who) {
     Store& st = store();
     switch (rt.endpoint) {
-        case Endpoint::ListNotes: return list_notes(req, who, st, *cursors_);
-        case Endpoint::ListCollections: return list_collections(req, who, st, *cursors_);
+        case Endpoint::ListNotes: return list_notes(req, who, st, st, *cursors_);
+        case Endpoint::ListCollections: return list_collections(req, who, st, st, *cursors_);
         case Endpoint::SearchNotes:
             return search_notes(req, who, st, SearchSettings{cfg_.snapshot_ttl_s});
-        case Endpoint::GetNote: return get_note(req, rt, who, st);
+        case Endpoint::GetNote: return get_note(req, rt, who, st, st);
         case Endpoint::CreateNote: return create_note(req, who, st);
         case Endpoint::UpdateNote: return update_note(req, rt, who, st);
         case Endpoint::DeleteNote: return delete_note(req, rt, who, st);

@@ -229,6 +229,12 @@ public:
                 " /*M!100108 , max_statement_time = " + stmt + " */"};
     }
     std::string begin_write() const override { return "START TRANSACTION"; }
+    // The session's READ COMMITTED would give each statement its own snapshot; the next
+    // transaction alone is REPEATABLE READ, and its snapshot is taken at once.
+    std::vector<std::string> begin_read_view() const override {
+        return {"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"};
+    }
     std::string lock_user() const override { return "SELECT id FROM users WHERE id = :u FOR UPDATE"; }
     bool insert_returns_id() const override { return false; }
     // MariaDB's optimizer does not turn a row-value comparison into an index range (EXPLAIN
@@ -336,6 +342,12 @@ public:
         return {"SET statement_timeout = " + v, "SET lock_timeout = " + v};
     }
     std::string begin_write() const override { return "BEGIN"; }
+    // REPEATABLE READ: one snapshot, taken at the first statement, for the whole transaction
+    // (READ COMMITTED, the default, takes one per statement). A read-only one never fails to
+    // serialise.
+    std::vector<std::string> begin_read_view() const override {
+        return {"START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"};
+    }
     std::string lock_user() const override { return "SELECT id FROM users WHERE id = :u FOR UPDATE"; }
     bool insert_returns_id() const override { return true; }
     // After five executions a prepared statement may switch to a generic plan, which estimates

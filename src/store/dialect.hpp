@@ -62,6 +62,9 @@ public:
     virtual std::vector<std::string> wait_limits(int ms) const;
     /// Starts a write transaction.
     virtual std::string begin_write() const = 0;
+    /// Starts a read-only transaction whose reads all see one committed state of the database
+    /// (a ReadScope on the server backends; SQLite's is SqliteIndex's own BEGIN).
+    virtual std::vector<std::string> begin_read_view() const { return {}; }
     /// Locks one user's row (`:u`) so that user's writers are serialised; returns the id.
     virtual std::string lock_user() const = 0;
     /// True when INSERT ... RETURNING id yields the new id; otherwise session::get_last_insert_id.

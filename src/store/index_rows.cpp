@@ -326,6 +326,12 @@ void RowIndex::read_postings(soci::statement& st, std::vector<TermPosting>& out)
     }
 }
 
+void RowIndex::begin_read_view() {
+    for (const std::string& st : dialect_.begin_read_view()) session_ << st;
+}
+
+void RowIndex::end_read_view() { session_ << "COMMIT"; }
+
 SearchCorpus RowIndex::search_corpus(long long user_id) {
     RowIndexStatements& q = statements();
     q.params.user_id = user_id;

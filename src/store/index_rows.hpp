@@ -151,6 +151,12 @@ public:
                                                 long long now_us) override;
     int purge_snapshots(long long now_us, int max_rows) override;
     void drop_statements() override { statements_.reset(); }
+    /// A read-only transaction at the dialect's snapshot isolation: the reads of one ReadScope
+    /// (a search's statistics and postings, a list's total and page) see one committed state,
+    /// as SQLite's read transaction does, even while a write or a fold commits in between.
+    bool has_read_views() const override { return true; }
+    void begin_read_view() override;
+    void end_read_view() override;
 
 protected:
     /// term_postings without a collection filter (the statement's parameters are set).

@@ -68,10 +68,10 @@ public:
 class ReadViews {
 public:
     virtual ~ReadViews() = default;
-    /// A read-only view shared by the reads that follow, until end_read (use ReadScope): SQLite
-    /// runs them in one read transaction, so they see one state of the database and take its
-    /// shared lock once instead of per statement; the server backends do nothing. No write may
-    /// happen in between.
+    /// A read-only view shared by the reads that follow, until end_read (use ReadScope): they
+    /// see one committed state of the database. SQLite runs them in one read transaction (and
+    /// takes its shared lock once instead of per statement); the server backends in one
+    /// read-only transaction at REPEATABLE READ. No write may happen in between.
     virtual void begin_read() {}
     virtual void end_read() noexcept {}
 };

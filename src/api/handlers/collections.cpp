@@ -9,15 +9,20 @@
 namespace notesd {
 
 HttpResponse list_collections(const HttpRequest& req, const Principal& who, NoteReader& notes,
-                              const CursorCodec& cursors) {
+                              ReadViews& views, const CursorCodec& cursors) {
     const ListCollectionsCommand cmd = parse_list_collections(QueryArgs(req.query));
     const std::string scope = cmd.scope();
     mark_phase(Phase::store);
-    const PageStart start = start_page(cmd.page, cursors, who.user_id, scope, [&] {
-        return notes.count_collections(who.user_id, cmd.filter);
-    });
-    auto rows = notes.list_collections(who.user_id, cmd.filter, cmd.order_by, start.after,
-                                       cmd.limit + 1);
+    std::vector<CollectionItem> rows;
+    PageStart start;
+    {
+        ReadScope view(views);  // as list_notes
+        start = start_page(cmd.page, cursors, who.user_id, scope, [&] {
+            return notes.count_collections(who.user_id, cmd.filter);
+        });
+        rows = notes.list_collections(who.user_id, cmd.filter, cmd.order_by, start.after,
+                                      cmd.limit + 1);
+    }
     const auto next = finish_page(rows, cmd.limit, cmd.order_by, start.total, cursors, who.user_id, scope);
     mark_phase(Phase::render);
     HttpResponse r;

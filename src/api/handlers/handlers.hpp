@@ -15,9 +15,9 @@ class NoteWriter;
 class CursorCodec;
 struct Route;
 
-/// GET /v2/notes (contract section 3).
+/// GET /v2/notes (contract section 3): the total and the page read in one view.
 HttpResponse list_notes(const HttpRequest& req, const Principal& who, NoteReader& notes,
-                        const CursorCodec& cursors);
+                        ReadViews& views, const CursorCodec& cursors);
 struct SearchSettings {
     long long snapshot_ttl_s = 900;
 };
@@ -26,9 +26,10 @@ struct SearchSettings {
 HttpResponse search_notes(const HttpRequest& req, const Principal& who, SearchStore& store,
                           const SearchSettings& settings);
 // One note by id and the note writes (contract section 10); route.params[0] is the note id.
-/// GET /v2/notes/{note_id}: ETag, and 304 for a matching If-None-Match.
+/// GET /v2/notes/{note_id}: ETag, and 304 for a matching If-None-Match. The note's row, links
+/// and attachments read in one view.
 HttpResponse get_note(const HttpRequest& req, const Route& route, const Principal& who,
-                      NoteEditor& store);
+                      NoteEditor& store, ReadViews& views);
 /// POST /v2/notes
 HttpResponse create_note(const HttpRequest& req, const Principal& who, NoteEditor& store);
 /// PATCH /v2/notes/{note_id}
@@ -47,9 +48,9 @@ HttpResponse restore_note(const HttpRequest& req, const Route& route, const Prin
 HttpResponse set_note_created(const HttpRequest& req, const Route& route, const Principal& who,
                               NoteEditor& store);
 
-/// GET /v2/collections (contract section 4).
+/// GET /v2/collections (contract section 4): the total and the page read in one view.
 HttpResponse list_collections(const HttpRequest& req, const Principal& who, NoteReader& notes,
-                              const CursorCodec& cursors);
+                              ReadViews& views, const CursorCodec& cursors);
 
 // Collections (collections_write.cpp, contract section 10).
 HttpResponse create_collection(const HttpRequest& req, const Principal& who,

@@ -146,10 +146,14 @@ std::string note_id_of(const Route& route) { return path_uuid("note_id", route.p
 }  // namespace
 
 HttpResponse get_note(const HttpRequest& req, const Route& route, const Principal& who,
-                      NoteEditor& store) {
+                      NoteEditor& store, ReadViews& views) {
     const std::string id = note_id_of(route);
     mark_phase(Phase::store);
-    const std::optional<NoteRecord> note = store.find_note(who.user_id, id);
+    std::optional<NoteRecord> note;
+    {
+        ReadScope view(views);  // the row, links and attachments of one version
+        note = store.find_note(who.user_id, id);
+    }
     if (!note) throw not_found();
     const std::string etag = etag_of(*note);
     if (!req.if_none_match.empty() && etag_matches(req.if_none_match, etag)) {

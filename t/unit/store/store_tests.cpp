@@ -543,6 +543,26 @@ BOOST_FIXTURE_TEST_CASE(second_connection_sees_writes, StoreFixture) {
     BOOST_CHECK(!store->find_token(hash));
 }
 
+// A read view (ReadScope) sees one committed state on every backend: a write that another
+// connection commits while it is open shows in the next view, not in this one, so a list's total
+// and its page (or a search's statistics and postings) agree with each other.
+BOOST_FIXTURE_TEST_CASE(read_view_sees_one_state, StoreFixture) {
+    const long long u = user("view");
+    store->write_batch(u, {}, {test::plain_note("first")});
+    auto other = open_store(conn);
+    {
+        ReadScope view(*store);
+        BOOST_CHECK_EQUAL(store->count_notes(u, {}), 1);
+        other->write_batch(u, {}, {test::plain_note("second")});
+        BOOST_CHECK_EQUAL(store->count_notes(u, {}), 1);
+        BOOST_CHECK_EQUAL(store->list_notes(u, {}, OrderBy::UpdatedAt, std::nullopt, 5, false).size(), 1u);
+        BOOST_CHECK_EQUAL(store->find_user(std::to_string(u)).value().note_count, 1);
+    }
+    BOOST_CHECK_EQUAL(store->count_notes(u, {}), 2);
+    BOOST_CHECK_EQUAL(store->list_notes(u, {}, OrderBy::UpdatedAt, std::nullopt, 5, false).size(), 2u);
+    BOOST_CHECK_EQUAL(store->find_user(std::to_string(u)).value().note_count, 2);
+}
+
 // SQLite only: a writer that cannot get the lock within the busy timeout is a StoreUnavailable.
 BOOST_FIXTURE_TEST_CASE(busy_database_is_unavailable, StoreFixture) {
     if (!sqlite()) return;

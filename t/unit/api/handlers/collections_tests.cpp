@@ -31,7 +31,7 @@ struct CollectionsFixture : notesd::test::ListFixture {
         HttpRequest req;
         req.query = query;
         req.request_id = "api-request-test";
-        const HttpResponse r = list_collections(req, who, reader, cursors);
+        const HttpResponse r = list_collections(req, who, reader, reader, cursors);
         BOOST_REQUIRE_EQUAL(r.status, 200);
         return parse_json_object(r.body);
     }
@@ -59,6 +59,10 @@ BOOST_FIXTURE_TEST_CASE(pages_walk_every_collection_once, CollectionsFixture) {
     BOOST_REQUIRE_EQUAL(reader.list_calls.size(), 2u);
     BOOST_CHECK_EQUAL(reader.list_calls[0].limit, 3);
     BOOST_CHECK_EQUAL(reader.list_calls[1].after->id, "00000000-0000-4000-8000-000000000002");
+    // Each page in a read view of its own; the first page's total and rows in the same one.
+    BOOST_CHECK_EQUAL(reader.views_begun, 2);
+    BOOST_CHECK((reader.call_views == std::vector<int>{1, 1, 2}));
+    BOOST_CHECK_EQUAL(reader.open_view, 0);
 }
 
 BOOST_FIXTURE_TEST_CASE(tampered_cursor_is_rejected_before_any_read, CollectionsFixture) {
@@ -68,7 +72,7 @@ BOOST_FIXTURE_TEST_CASE(tampered_cursor_is_rejected_before_any_read, Collections
     reader.list_calls.clear();
     HttpRequest req;
     req.query = "limit=1&page=" + cursor;
-    BOOST_CHECK_THROW(list_collections(req, who, reader, cursors), ApiError);
+    BOOST_CHECK_THROW(list_collections(req, who, reader, reader, cursors), ApiError);
     BOOST_CHECK(reader.count_calls.empty() && reader.list_calls.empty());
 }
 

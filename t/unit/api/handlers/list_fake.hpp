@@ -1,5 +1,6 @@
 // A NoteReader over vectors for the list handlers' tests: it pages like the store (order by
-// the sort value then id, descending, after a keyset position) and records every call.
+// the sort value then id, descending, after a keyset position) and records every call, and
+// whether each ran inside a read view (ReadViews).
 #pragma once
 #include <algorithm>
 #include <optional>
@@ -11,7 +12,7 @@
 
 namespace notesd::test {
 
-class FakeNoteReader : public NoteReader {
+class FakeNoteReader : public NoteReader, public ReadViews {
 public:
     std::vector<NoteItem> notes;              // of user kUser
     std::vector<CollectionItem> collections;  // of user kUser
@@ -27,9 +28,17 @@ public:
     std::vector<long long> count_calls;  // user ids
     std::vector<ListCall> list_calls;
     NoteFilter last_note_filter;
+    /// The read views begun, and for every count and list call, the view it ran in (0: none).
+    int views_begun = 0;
+    int open_view = 0;
+    std::vector<int> call_views;
+
+    void begin_read() override { open_view = ++views_begun; }
+    void end_read() noexcept override { open_view = 0; }
 
     long long count_notes(long long user_id, const NoteFilter& f) override {
         count_calls.push_back(user_id);
+        call_views.push_back(open_view);
         last_note_filter = f;
         return user_id == kUser ? static_cast<long long>(notes.size()) : 0;
     }
@@ -37,6 +46,7 @@ public:
                                      const std::optional<PageKey>& after, int limit,
                                      bool with_content) override {
         list_calls.push_back(ListCall{user_id, order, after, limit, with_content});
+        call_views.push_back(open_view);
         last_note_filter = f;
         if (user_id != kUser) return {};
         std::vector<NoteItem> out = page(notes, order, after, limit);
@@ -46,12 +56,14 @@ public:
     }
     long long count_collections(long long user_id, const CollectionFilter&) override {
         count_calls.push_back(user_id);
+        call_views.push_back(open_view);
         return user_id == kUser ? static_cast<long long>(collections.size()) : 0;
     }
     std::vector<CollectionItem> list_collections(long long user_id, const CollectionFilter&,
                                                  OrderBy order, const std::optional<PageKey>& after,
                                                  int limit) override {
         list_calls.push_back(ListCall{user_id, order, after, limit, false});
+        call_views.push_back(open_view);
         if (user_id != kUser) return {};
         return page(collections, order, after, limit);
     }

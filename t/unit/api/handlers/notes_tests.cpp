@@ -41,7 +41,7 @@ struct NotesFixture : notesd::test::ListFixture {
         req.path = "/v2/notes";
         req.query = query;
         req.request_id = "api-request-test";
-        const HttpResponse r = list_notes(req, as, reader, cursors);
+        const HttpResponse r = list_notes(req, as, reader, reader, cursors);
         BOOST_REQUIRE_EQUAL(r.status, 200);
         return parse_json_object(r.body);
     }
@@ -73,6 +73,10 @@ BOOST_FIXTURE_TEST_CASE(first_page_counts_once_and_reads_one_row_more, NotesFixt
     BOOST_CHECK((result_titles(page) == std::vector<std::string>{"note 1", "note 2"}));
     BOOST_CHECK(page["next_page"].isString());
     BOOST_CHECK(!page["results"][0].isMember("content"));
+    // The total and the page come from one state of the database: both in the one read view.
+    BOOST_CHECK_EQUAL(reader.views_begun, 1);
+    BOOST_CHECK((reader.call_views == std::vector<int>{1, 1}));
+    BOOST_CHECK_EQUAL(reader.open_view, 0);
 }
 
 BOOST_FIXTURE_TEST_CASE(walk_follows_the_cursor_without_counting_again, NotesFixture) {
@@ -119,7 +123,7 @@ BOOST_FIXTURE_TEST_CASE(foreign_cursor_is_rejected_before_any_read, NotesFixture
          std::vector<std::pair<Principal, std::string>>{{Principal{8, 2}, req.query},
                                                         {who, req.query + "&order_by=created_at"}}) {
         req.query = query;
-        expect_api_error([&] { list_notes(req, as, reader, cursors); }, 400, "INVALID_CURSOR");
+        expect_api_error([&] { list_notes(req, as, reader, reader, cursors); }, 400, "INVALID_CURSOR");
     }
     BOOST_CHECK(reader.count_calls.empty());
     BOOST_CHECK(reader.list_calls.empty());
@@ -128,7 +132,7 @@ BOOST_FIXTURE_TEST_CASE(foreign_cursor_is_rejected_before_any_read, NotesFixture
 BOOST_FIXTURE_TEST_CASE(bad_parameter_is_rejected_before_any_read, NotesFixture) {
     HttpRequest req;
     req.query = "limit=0";
-    expect_api_error([&] { list_notes(req, who, reader, cursors); }, 400, "INVALID_PARAMETER",
+    expect_api_error([&] { list_notes(req, who, reader, reader, cursors); }, 400, "INVALID_PARAMETER",
                      "limit");
     BOOST_CHECK(reader.count_calls.empty() && reader.list_calls.empty());
 }

@@ -45,7 +45,7 @@ struct NotesWrite {
     HttpResponse get(const std::string& id, const std::string& if_none_match = "") {
         HttpRequest r = json_request("GET", "/v2/notes/" + id);
         r.if_none_match = if_none_match;
-        return get_note(r, route_of(r), who, store);
+        return get_note(r, route_of(r), who, store, store);
     }
     std::string stored(const std::string& content, long long created_us = 1000) {
         NoteInput n;
@@ -156,6 +156,10 @@ BOOST_FIXTURE_TEST_CASE(update_errors, NotesWrite) {
 BOOST_FIXTURE_TEST_CASE(get_answers_every_field_with_an_etag, NotesWrite) {
     stored("body");
     const HttpResponse r = get(kNote);
+    // the row, links and attachments read in one view of the database
+    BOOST_CHECK_EQUAL(store.views_begun, 1);
+    BOOST_CHECK((store.finds_in_view == std::vector<bool>{true}));
+    BOOST_CHECK(!store.in_view);
     const Json::Value v = ok_json(r);
     std::set<std::string> fields = kCreateFields;
     fields.insert({"trashed_at", "audio_recording_ids", "attachment_metadata"});

@@ -17,7 +17,7 @@ namespace notesd::test {
 
 constexpr long long kWriter = 7;  ///< the user whose notes and collections the fakes hold
 
-class FakeNotes : public NoteEditor, public NoteTrash, public NoteWriter {
+class FakeNotes : public NoteEditor, public NoteTrash, public NoteWriter, public ReadViews {
 public:
     std::map<std::string, NoteRecord> notes;  // of kWriter, by id
     std::vector<std::pair<std::string, std::string>> titles;  // collection_titles' answer
@@ -26,8 +26,18 @@ public:
     std::optional<NoteWriteStatus> forced;    // the next write's outcome, when set
     int calls = 0;                            // store calls of any kind
 
+    /// Read views begun, whether one is open, and for each find_note whether it ran in one.
+    int views_begun = 0;
+    bool in_view = false;
+    std::vector<bool> finds_in_view;
+    void begin_read() override {
+        ++views_begun;
+        in_view = true;
+    }
+    void end_read() noexcept override { in_view = false; }
     std::optional<NoteRecord> find_note(long long user_id, const std::string& id) override {
         ++calls;
+        finds_in_view.push_back(in_view);
         auto it = notes.find(id);
         if (user_id != kWriter || it == notes.end()) return std::nullopt;
         return it->second;
