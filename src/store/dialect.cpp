@@ -156,7 +156,7 @@ public:
     }
     // IMMEDIATE takes the write lock at BEGIN (waiting up to the busy timeout): a deferred
     // transaction that reads first could not wait when it later upgrades (SQLITE_BUSY at once).
-    std::string begin_write() const override { return "BEGIN IMMEDIATE"; }
+    std::vector<std::string> begin_write() const override { return {"BEGIN IMMEDIATE"}; }
     std::string lock_user() const override { return "SELECT id FROM users WHERE id = :u"; }
     bool insert_returns_id() const override { return false; }
     std::string count_star() const override { return "CAST(COUNT(*) AS BIGINT)"; }
@@ -207,14 +207,15 @@ public:
     }
     const soci::backend_factory& factory() const override { return *soci::factory_mysql(); }
     // utf8mb4_bin for literals too, so `uuid < 'g'` compares bytes as SQLite does; strict mode
-    // turns truncation into an error; READ COMMITTED sees other connections' commits at every
-    // statement, as PostgreSQL and SQLite do.
+    // turns truncation into an error. REPEATABLE READ is the read views' level (each would
+    // otherwise cost a SET TRANSACTION round trip); write transactions set READ COMMITTED for
+    // themselves (begin_write). A statement outside both is a transaction of its own.
     std::vector<std::string> session_setup(const DbTarget& t) const override {
         std::vector<std::string> v = {
             "SET NAMES utf8mb4 COLLATE utf8mb4_bin",
             "SET SESSION time_zone = '+00:00', sql_mode = 'STRICT_ALL_TABLES,"
             "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION,ONLY_FULL_GROUP_BY'",
-            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"};
+            "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"};
         for (std::string& s : wait_limits(t.busy_timeout_ms)) v.push_back(std::move(s));
         return v;
     }
@@ -228,12 +229,14 @@ public:
         return {"SET SESSION innodb_lock_wait_timeout = " + std::to_string(lock_s) +
                 " /*M!100108 , max_statement_time = " + stmt + " */"};
     }
-    std::string begin_write() const override { return "START TRANSACTION"; }
-    // The session's READ COMMITTED would give each statement its own snapshot; the next
-    // transaction alone is REPEATABLE READ, and its snapshot is taken at once.
+    // READ COMMITTED: each statement sees the commits before it, as on PostgreSQL and SQLite,
+    // and an UPDATE or DELETE locks the rows it changes, not the gaps between other users' rows.
+    std::vector<std::string> begin_write() const override {
+        return {"SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "START TRANSACTION"};
+    }
+    // At the session's REPEATABLE READ: one snapshot, taken at once, for the whole transaction.
     std::vector<std::string> begin_read_view() const override {
-        return {"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-                "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"};
+        return {"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"};
     }
     std::string lock_user() const override { return "SELECT id FROM users WHERE id = :u FOR UPDATE"; }
     bool insert_returns_id() const override { return false; }
@@ -341,7 +344,7 @@ public:
         const std::string v = std::to_string(std::max(0, ms));
         return {"SET statement_timeout = " + v, "SET lock_timeout = " + v};
     }
-    std::string begin_write() const override { return "BEGIN"; }
+    std::vector<std::string> begin_write() const override { return {"BEGIN"}; }
     // REPEATABLE READ: one snapshot, taken at the first statement, for the whole transaction
     // (READ COMMITTED, the default, takes one per statement). A read-only one never fails to
     // serialise.

@@ -60,8 +60,8 @@ public:
     /// Statements limiting how long one statement may run or wait for a lock (0: no limit);
     /// empty where the backend has no such setting (SQLite's busy timeout is in session_setup).
     virtual std::vector<std::string> wait_limits(int ms) const;
-    /// Starts a write transaction.
-    virtual std::string begin_write() const = 0;
+    /// Start a write transaction (run in order).
+    virtual std::vector<std::string> begin_write() const = 0;
     /// Starts a read-only transaction whose reads all see one committed state of the database
     /// (a ReadScope on the server backends; SQLite's is SqliteIndex's own BEGIN).
     virtual std::vector<std::string> begin_read_view() const { return {}; }

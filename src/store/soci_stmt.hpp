@@ -96,9 +96,10 @@ inline void exec(soci::statement& st) { st.execute(true); }
 class WriteTxn {
 public:
     /// after_commit runs once COMMIT has returned (SQLite: the WAL sync, sqlite_direct.hpp).
-    WriteTxn(soci::session& s, const std::string& begin, std::function<void()> after_commit = {})
+    WriteTxn(soci::session& s, const std::vector<std::string>& begin,
+             std::function<void()> after_commit = {})
         : s_(s), after_commit_(std::move(after_commit)) {
-        s_ << begin;
+        for (const std::string& st : begin) s_ << st;
     }
     ~WriteTxn() {
         if (done_) return;

@@ -13,16 +13,14 @@ HttpResponse list_collections(const HttpRequest& req, const Principal& who, Note
     const ListCollectionsCommand cmd = parse_list_collections(QueryArgs(req.query));
     const std::string scope = cmd.scope();
     mark_phase(Phase::store);
-    std::vector<CollectionItem> rows;
-    PageStart start;
-    {
-        ReadScope view(views);  // as list_notes
-        start = start_page(cmd.page, cursors, who.user_id, scope, [&] {
-            return notes.count_collections(who.user_id, cmd.filter);
-        });
-        rows = notes.list_collections(who.user_id, cmd.filter, cmd.order_by, start.after,
-                                      cmd.limit + 1);
-    }
+    std::optional<ReadScope> view;  // a first page's total and rows in one view, as list_notes
+    if (!cmd.page) view.emplace(views);
+    const PageStart start = start_page(cmd.page, cursors, who.user_id, scope, [&] {
+        return notes.count_collections(who.user_id, cmd.filter);
+    });
+    auto rows = notes.list_collections(who.user_id, cmd.filter, cmd.order_by, start.after,
+                                       cmd.limit + 1);
+    view.reset();
     const auto next = finish_page(rows, cmd.limit, cmd.order_by, start.total, cursors, who.user_id, scope);
     mark_phase(Phase::render);
     HttpResponse r;

@@ -15,7 +15,7 @@ class NoteWriter;
 class CursorCodec;
 struct Route;
 
-/// GET /v2/notes (contract section 3): the total and the page read in one view.
+/// GET /v2/notes (contract section 3): a first page's total and rows read in one view.
 HttpResponse list_notes(const HttpRequest& req, const Principal& who, NoteReader& notes,
                         ReadViews& views, const CursorCodec& cursors);
 struct SearchSettings {
@@ -48,7 +48,7 @@ HttpResponse restore_note(const HttpRequest& req, const Route& route, const Prin
 HttpResponse set_note_created(const HttpRequest& req, const Route& route, const Principal& who,
                               NoteEditor& store);
 
-/// GET /v2/collections (contract section 4): the total and the page read in one view.
+/// GET /v2/collections (contract section 4): a first page's total and rows read in one view.
 HttpResponse list_collections(const HttpRequest& req, const Principal& who, NoteReader& notes,
                               ReadViews& views, const CursorCodec& cursors);
 

@@ -26,7 +26,7 @@ struct Conn {
     // f with the user "locked" (a write transaction, as SociStore's locked_write opens one)
     template <class F>
     void write(long long u, F&& f) {
-        session << dialect.begin_write();
+        for (const std::string& st : dialect.begin_write()) session << st;
         segments.begin_write(u);
         f();
         session << "COMMIT";
