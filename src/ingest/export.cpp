@@ -172,9 +172,10 @@ ExportReport export_markdown(const Sources& src, long long user_id, const fs::pa
 
 }  // namespace
 
-ExportReport export_user(NoteReader& reader, NoteTrash& trash, NoteEditor& notes,
+ExportReport export_user(NoteReader& reader, NoteTrash& trash, NoteEditor& notes, ReadViews& views,
                          long long user_id, ExportFormat format, const std::string& path) {
     const Sources src{reader, trash, notes};
+    ReadScope view(views);
     return format == ExportFormat::Jsonl ? export_jsonl(src, user_id, path)
                                          : export_markdown(src, user_id, path);
 }

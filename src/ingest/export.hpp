@@ -20,9 +20,11 @@ struct ExportReport {
 
 /// Writes the user's data to `path` (a file for Jsonl, written whole or not at all; a folder
 /// that must not exist yet, or be empty, for Markdown). Items come in list order: updated_at,
-/// then id, newest first; trashed notes follow the live ones, with `trashed_at`. Throws
+/// then id, newest first; trashed notes follow the live ones, with `trashed_at`. Everything is
+/// read in one view (`views`): the user's data as one committed state, however the API writes
+/// meanwhile (a walk of pages alone would miss a note updated after its first page). Throws
 /// std::runtime_error when `path` cannot be written.
-ExportReport export_user(NoteReader& reader, NoteTrash& trash, NoteEditor& notes,
+ExportReport export_user(NoteReader& reader, NoteTrash& trash, NoteEditor& notes, ReadViews& views,
                          long long user_id, ExportFormat format, const std::string& path);
 
 /// "exported N notes (T trashed), C collections"

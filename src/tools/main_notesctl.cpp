@@ -175,6 +175,7 @@ public:
         reader_ = &store;
         trash_ = &store;
         editor_ = &store;
+        views_ = &store;
         if (cmd_ != "migrate") require_schema();
         return (this->*handler_)();
     }
@@ -280,7 +281,8 @@ private:
 
     int export_data() {
         UserInfo u = user(a_.words[1]);
-        const ExportReport r = export_user(*reader_, *trash_, *editor_, u.id, format_, a_.words[2]);
+        const ExportReport r = export_user(*reader_, *trash_, *editor_, *views_, u.id, format_,
+                                             a_.words[2]);
         std::cout << format_export_summary(r) << "\n";
         return 0;
     }
@@ -338,6 +340,7 @@ private:
     NoteReader* reader_ = nullptr;
     NoteTrash* trash_ = nullptr;
     NoteEditor* editor_ = nullptr;
+    ReadViews* views_ = nullptr;
     ExportFormat format_ = ExportFormat::Jsonl;
 };
 
