@@ -14,13 +14,19 @@ namespace {
 
 // The FROM/WHERE of a note list or count. Inside a collection, note_collections' copies of
 // the sort keys and flags drive the range scan; a count does not even join the notes.
+// by_created_bucket: one created-time bucket's range of notes_by_created_bucket, ordered by
+// updated time (SociStore::list_by_created_buckets).
 std::string note_from_where(const Dialect& d, OrderBy o, bool in_collection, bool keyset,
-                            bool join_notes) {
+                            bool join_notes, bool by_created_bucket = false) {
     const std::string t = in_collection ? "nc" : "n";
     // a page reads its sort index (Dialect::force_index); a count may take any
     const std::string hint =
-        keyset ? d.force_index(o == OrderBy::UpdatedAt ? "notes_by_updated" : "notes_by_created") : "";
-    std::string w = !in_collection ? " FROM notes n" + hint + " WHERE n.user_id = :u"
+        by_created_bucket ? d.force_index("notes_by_created_bucket")
+        : keyset ? d.force_index(o == OrderBy::UpdatedAt ? "notes_by_updated" : "notes_by_created")
+                 : "";
+    std::string w = by_created_bucket
+                        ? " FROM notes n" + hint + " WHERE n.user_id = :u AND n.created_bucket = :b"
+                    : !in_collection ? " FROM notes n" + hint + " WHERE n.user_id = :u"
                     : join_notes   ? " FROM note_collections nc JOIN notes n ON n.id = nc.note_id"
                                      " WHERE nc.collection_id = :coll AND n.user_id = :u"
                                    : " FROM note_collections nc WHERE nc.collection_id = :coll";
@@ -38,7 +44,19 @@ void bind_note_params(Prep& p, NoteListParams& np) {
     p.in(np.user_id, "u").in(np.collection_id, "coll").in(np.after_sort, "k")
         .in(np.after_sort_again, "k2").in(np.after_id, "kid").in(np.created_min, "cmin")
         .in(np.created_max, "cmax").in(np.updated_min, "umin").in(np.updated_max, "umax")
-        .in(np.flags_any, "mask").in(np.flags_any_again, "mask2").in(np.limit, "lim");
+        .in(np.flags_any, "mask").in(np.flags_any_again, "mask2").in(np.limit, "lim")
+        .in(np.created_bucket, "b");
+}
+
+const char kNoteColumns[] = "n.uuid, n.title, n.snippet, ";
+const char kNoteColumnsAfterContent[] =
+    "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids";
+
+// The outputs of kNoteColumns[, n.content], kNoteColumnsAfterContent.
+void bind_note_row(Prep& p, NoteRow& r, bool with_content) {
+    p.out(r.uuid).out(r.title).out(r.snippet);
+    if (with_content) p.out(r.content);
+    p.out(r.created_us).out(r.updated_us).out(r.collection_uuids).out(r.audio_uuids);
 }
 
 std::string collection_where(const Dialect& d, OrderBy o, bool keyset) {
@@ -90,17 +108,44 @@ soci::statement& ReadStatements::note_list(OrderBy o, bool in_collection, bool w
     const std::string t = in_collection ? "nc" : "n";
     const std::string sort = t + (o == OrderBy::UpdatedAt ? ".updated_us" : ".created_us");
     const std::string id = in_collection ? "nc.note_uuid" : "n.uuid";
-    const std::string sql = std::string("SELECT n.uuid, n.title, n.snippet, ") +
-                            (with_content ? "n.content, " : "") +
-                            "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids" +
+    const std::string sql = std::string("SELECT ") + kNoteColumns +
+                            (with_content ? "n.content, " : "") + kNoteColumnsAfterContent +
                             note_from_where(dialect, o, in_collection, true, true) + " ORDER BY " +
                             sort + " DESC, " + id + " DESC" + dialect.limit_clause();
     Prep p(session, sql);
-    NoteRow& r = note_row;
-    p.out(r.uuid).out(r.title).out(r.snippet);
-    if (with_content) p.out(r.content);
-    p.out(r.created_us).out(r.updated_us).out(r.collection_uuids).out(r.audio_uuids);
+    bind_note_row(p, note_row, with_content);
     bind_note_params(p, note_params);
+    return slot.emplace(p.done());
+}
+
+soci::statement& ReadStatements::bucket_keys() {
+    if (bucket_keys_) return *bucket_keys_;
+    Prep p(session, "SELECT n.updated_us, n.uuid" +
+                        note_from_where(dialect, OrderBy::UpdatedAt, false, true, true, true) +
+                        " ORDER BY n.updated_us DESC, n.uuid DESC" + dialect.limit_clause());
+    p.out(bucket_key_updated).out(bucket_key_uuid);
+    bind_note_params(p, note_params);
+    return bucket_keys_.emplace(p.done());
+}
+
+soci::statement& ReadStatements::bucket_notes(bool with_content) {
+    std::optional<soci::statement>& slot = bucket_notes_[with_content];
+    if (slot) return *slot;
+    Prep p(session, std::string("SELECT ") + kNoteColumns + (with_content ? "n.content, " : "") +
+                        kNoteColumnsAfterContent +
+                        note_from_where(dialect, OrderBy::UpdatedAt, false, true, true, true) +
+                        " ORDER BY n.updated_us DESC, n.uuid DESC" + dialect.limit_clause());
+    bind_note_row(p, note_row, with_content);
+    bind_note_params(p, note_params);
+    return slot.emplace(p.done());
+}
+
+soci::statement& ReadStatements::created_edge_of(bool newest) {
+    std::optional<soci::statement>& slot = created_edge_[newest];
+    if (slot) return *slot;
+    Prep p(session, std::string("SELECT ") + (newest ? "MAX" : "MIN") +
+                        "(created_us) FROM notes WHERE user_id = :u");
+    p.out(created_edge, created_edge_ind).in(user_id, "u");
     return slot.emplace(p.done());
 }
 
@@ -208,6 +253,88 @@ void set_collection_params(detail::CollectionListParams& p, long long user_id,
     p.updated_max = f.updated.max_us;
 }
 
+// notes.created_bucket (schema 018): created_us >> kCreatedBucketShift, 2^40 us (12.7 days).
+constexpr int kCreatedBucketShift = 40;
+// A created range over more buckets than this reads notes_by_updated as before: each bucket
+// costs a statement even when empty, and a range that wide holds many recent notes, which that
+// scan finds at once.
+constexpr long long kMaxCreatedBuckets = 64;
+
+bool newer(long long updated_a, const std::string& uuid_a, long long updated_b,
+           const std::string& uuid_b) {
+    return updated_a != updated_b ? updated_a > updated_b : uuid_a > uuid_b;
+}
+
+// A page ordered by updated time of the notes created in f.created, outside a collection, as
+// the merge of one range of notes_by_created_bucket per created-time bucket the range touches.
+// notes_by_updated would be read from the newest update down to the page's notes: for a created
+// range far back, past every note written since (notes are rarely updated long after they were
+// created). First the keys: each bucket's newest `limit` keys below the page's start, newest
+// bucket first, each bucket's scan stopping at the oldest key of the best `limit` found so far;
+// then the rows of the buckets that hold the page's keys, from the page's oldest key up. The
+// bounds, flags and keyset are note_list's, so the rows and the order are the same. nullopt
+// when the range spans too many buckets or negative times (MariaDB shifts unsigned).
+std::optional<std::vector<NoteItem>> list_by_created_buckets(ReadStatements& r, long long user_id,
+                                                            const NoteFilter& f, int limit,
+                                                            bool with_content) {
+    detail::NoteListParams& p = r.note_params;
+    long long lo = f.created.min_us, hi = f.created.max_us;
+    for (const bool newest : {false, true}) {
+        if ((newest ? hi : lo) != (newest ? kMaxTime : kMinTime)) continue;
+        r.user_id = user_id;
+        if (!fetch_one(r.created_edge_of(newest)) || r.created_edge_ind != soci::i_ok)
+            return std::vector<NoteItem>{};  // no notes at all
+        (newest ? hi : lo) = r.created_edge;
+    }
+    if (lo > hi) return std::vector<NoteItem>{};
+    if (lo < 0 || (hi >> kCreatedBucketShift) - (lo >> kCreatedBucketShift) >= kMaxCreatedBuckets)
+        return std::nullopt;
+    struct Key {
+        long long updated_us;
+        std::string uuid;
+        long long bucket;
+    };
+    const auto by_newest = [](const Key& a, const Key& b) {
+        return newer(a.updated_us, a.uuid, b.updated_us, b.uuid);
+    };
+    const auto lim = static_cast<std::size_t>(limit);
+    std::vector<Key> keys;
+    for (long long b = hi >> kCreatedBucketShift; b >= lo >> kCreatedBucketShift; --b) {
+        p.created_bucket = b;
+        soci::statement& st = r.bucket_keys();
+        st.execute();
+        while (st.fetch()) keys.push_back(Key{r.bucket_key_updated, r.bucket_key_uuid, b});
+        detail::end_read(st);
+        if (keys.size() >= lim) {
+            std::sort(keys.begin(), keys.end(), by_newest);
+            keys.resize(lim);
+            // ties at the oldest key's time still pass, and are ordered by uuid below
+            p.updated_min = std::max(p.updated_min, keys.back().updated_us);
+        }
+    }
+    std::sort(keys.begin(), keys.end(), by_newest);
+    if (keys.size() > lim) keys.resize(lim);
+    std::vector<long long> buckets;
+    for (const Key& k : keys)
+        if (std::find(buckets.begin(), buckets.end(), k.bucket) == buckets.end())
+            buckets.push_back(k.bucket);
+    std::vector<NoteItem> out;
+    if (keys.empty()) return out;
+    p.updated_min = std::max(f.updated.min_us, keys.back().updated_us);
+    for (const long long b : buckets) {
+        p.created_bucket = b;
+        soci::statement& st = r.bucket_notes(with_content);
+        st.execute();
+        while (st.fetch()) out.push_back(detail::to_note(r.note_row, with_content));
+        detail::end_read(st);
+    }
+    std::sort(out.begin(), out.end(), [](const NoteItem& a, const NoteItem& b) {
+        return newer(a.updated_us, a.id, b.updated_us, b.id);
+    });
+    if (out.size() > lim) out.resize(lim);
+    return out;
+}
+
 }  // namespace
 
 ReadStatements& SociStore::reads() {
@@ -283,6 +410,10 @@ std::vector<NoteItem> SociStore::list_notes(long long user_id, const NoteFilter&
         keyset_start(r.note_params, after,
                      order == OrderBy::UpdatedAt ? f.updated.max_us : f.created.max_us);
         r.note_params.limit = limit;
+        if (order == OrderBy::UpdatedAt && collection == 0 && !unfiltered(f.created))
+            if (std::optional<std::vector<NoteItem>> page =
+                    list_by_created_buckets(r, user_id, f, limit, with_content))
+                return std::move(*page);
         soci::statement& st = r.note_list(order, collection != 0, with_content);
         out.reserve(static_cast<std::size_t>(limit));
         st.execute();

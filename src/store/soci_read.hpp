@@ -22,6 +22,7 @@ struct NoteListParams {
     long long created_min = 0, created_max = 0, updated_min = 0, updated_max = 0;
     long long flags_any = 0, flags_any_again = 0;
     long long limit = 0;
+    long long created_bucket = 0;  // notes.created_bucket (schema 018) of a bucket's range
 };
 
 /// One row of a note list (and of a search hit).
@@ -55,6 +56,12 @@ struct ReadStatements {
     /// The count of a collection's notes with a flag filter (note_params and flag_values),
     /// dated: with the time bounds of note_params.
     soci::statement& flagged_collection_count(bool dated);
+    /// One created-time bucket's page of a note list ordered by updated time (note_params with
+    /// created_bucket; notes_by_created_bucket): keys only (bucket_key_*), or whole rows.
+    soci::statement& bucket_keys();
+    soci::statement& bucket_notes(bool with_content);
+    /// The user's oldest or newest created time (created_edge, created_edge_ind: none).
+    soci::statement& created_edge_of(bool newest);
     soci::statement& collection_list(OrderBy o);
     soci::statement& collection_count();
 
@@ -65,6 +72,10 @@ struct ReadStatements {
     CollectionListParams collection_params;
     CollectionRow collection_row;
     long long count = 0;
+    long long bucket_key_updated = 0;
+    std::string bucket_key_uuid;
+    long long created_edge = 0;
+    soci::indicator created_edge_ind = soci::i_ok;
     /// The nonzero flags values flagged_collection_count reads; unused slots hold -1.
     std::array<long long, kAllFlags> flag_values{};
     std::string token_hash;
@@ -81,6 +92,8 @@ private:
     std::optional<soci::statement> note_list_[2][2][2];
     std::optional<soci::statement> note_count_[2];  // [in a collection]
     std::optional<soci::statement> flagged_collection_count_[2];  // [dated]
+    std::optional<soci::statement> bucket_keys_, bucket_notes_[2];  // [with content]
+    std::optional<soci::statement> created_edge_[2];                // [newest]
     std::optional<soci::statement> collection_list_[2];  // [order is updated_at]
     std::optional<soci::statement> collection_count_;
 };

@@ -44,8 +44,21 @@ void check_same_notes(const std::vector<TermPosting>& before, const std::vector<
         BOOST_CHECK(after[i].uid_hi == before[i].uid_hi && after[i].uid_lo == before[i].uid_lo);
 }
 
+// Back to schema 017 (no created_bucket column, no notes_by_created_bucket).
+void undo_018(soci::session& db) {
+    const std::string name = db.get_backend_name();
+    if (name == "mysql") {
+        db << "ALTER TABLE notes DROP INDEX notes_by_created_bucket, DROP COLUMN created_bucket";
+    } else {
+        db << "DROP INDEX notes_by_created_bucket";
+        db << "ALTER TABLE notes DROP COLUMN created_bucket";
+    }
+    db << "DELETE FROM schema_migrations WHERE version = 18";
+}
+
 // Back to schema 016 (note_time_counts ordered by time column first).
 void undo_017(soci::session& db) {
+    undo_018(db);
     const std::string name = db.get_backend_name();
     if (name == "mysql") {
         db << "ALTER TABLE note_time_counts DROP PRIMARY KEY, ADD PRIMARY KEY (user_id, "
@@ -875,6 +888,40 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_017_keeps_the_totals, SearchFixture) {
     BOOST_CHECK_EQUAL(store->count_notes(u, filters[2]), before[2] + 1);
     BOOST_CHECK(store->check_user(u).empty());
     BOOST_CHECK(store->check_user(other).empty());
+}
+
+// Schema 018 adds notes.created_bucket and its index to a filled table: a created range's page
+// ordered by updated time is the same before and after, and a note written after the upgrade
+// enters it.
+BOOST_FIXTURE_TEST_CASE(upgrade_to_018_keeps_created_ranges, SearchFixture) {
+    const long long u = user("upgrade-018");
+    const long long hour = 3600LL * 1000000, day = 24 * hour, t0 = 1700000000000000LL;
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 90; ++i)
+        batch.push_back(mk(new_uuid(), "title", "text", t0 + i * day, t0 + i * day + (i % 7) * 30 * day));
+    store->write_batch(u, {}, batch);
+    NoteFilter f;
+    f.created = TimeRange{t0 + 20 * day, t0 + 50 * day};
+    auto page = [&] {
+        std::vector<std::string> ids;
+        for (const NoteItem& n : store->list_notes(u, f, OrderBy::UpdatedAt, std::nullopt, 100, false))
+            ids.push_back(n.id);
+        return ids;
+    };
+    const std::vector<std::string> before = page();
+    BOOST_CHECK_EQUAL(before.size(), 31u);
+    undo_018(*raw());
+    store = open_store(conn);
+    BOOST_CHECK_EQUAL(store->schema_version(), 17);
+    store->migrate();
+    BOOST_CHECK_EQUAL(store->schema_version(), newest_schema());
+    BOOST_CHECK(page() == before);
+    const std::string later = new_uuid();
+    store->write_batch(u, {}, {mk(later, "title", "later", t0 + 30 * day + 1, t0 + 400 * day)});
+    const std::vector<std::string> after = page();
+    BOOST_REQUIRE_EQUAL(after.size(), 32u);
+    BOOST_CHECK_EQUAL(after[0], later);
+    BOOST_CHECK(store->check_user(u).empty());
 }
 
 BOOST_FIXTURE_TEST_CASE(upgrade_to_010_folds_rows_into_segments, SearchFixture) {

@@ -435,6 +435,71 @@ BOOST_FIXTURE_TEST_CASE(order_filters_and_pages, StoreFixture) {
     BOOST_CHECK(!page[0].content);
 }
 
+// A list ordered by updated time within a created range reads one range of
+// notes_by_created_bucket per 2^40 us bucket (schema 018) and merges them: the same rows in the
+// same order as the brute-force model, through every page size, for ranges within one bucket,
+// across buckets, open at either end, wider than the merge takes (read as before), with flags
+// and updated bounds, and with a bucket full of ties on the updated time. The second user's
+// notes share every bucket and never show.
+BOOST_FIXTURE_TEST_CASE(created_ranges_ordered_by_update, StoreFixture) {
+    const long long u = user("buckets"), other = user("buckets-other");
+    const long long w = 1LL << 40, base = 1700000000000000LL - 1700000000000000LL % w;
+    std::mt19937_64 rng(18);
+    Model m;
+    std::vector<NoteInput> mine, theirs;
+    for (int i = 0; i < 400; ++i) {
+        // 80 buckets; a note is updated soon after it is created, a few much later; 40 notes
+        // of bucket 3 all updated at one moment (ties broken by uuid)
+        const long long created = base + static_cast<long long>(rng() % (80 * w));
+        long long updated = created + static_cast<long long>(rng() % (w / 8));
+        if (i % 10 == 0) updated = created + static_cast<long long>(rng() % (40 * w));
+        NoteInput n = note(new_uuid(), created, updated, {}, static_cast<int>(rng() % 16));
+        if (i < 40) {
+            n.created_us = base + 3 * w + i;
+            n.updated_us = base + 90 * w;
+        }
+        m.notes[n.id] = n;
+        mine.push_back(n);
+        theirs.push_back(note(new_uuid(), created, updated + 1));
+    }
+    store->write_batch(u, {}, mine);
+    store->write_batch(other, {}, theirs);
+    std::vector<NoteFilter> filters;
+    auto add = [&](long long cmin, long long cmax) {
+        NoteFilter f;
+        f.created = {cmin, cmax};
+        filters.push_back(f);
+        return f;
+    };
+    add(base + 3 * w, base + 4 * w - 1);                    // one bucket, its ties
+    add(base + 3 * w + 10, base + 3 * w + 20);              // part of one bucket
+    add(base + 2 * w + w / 2, base + 12 * w + w / 3);       // across buckets, partial ends
+    add(kMinTime, base + 30 * w);                           // open below
+    add(base + 50 * w, kMaxTime);                           // open above
+    add(base - 5 * w, base + 79 * w);                       // wider than the merge takes
+    add(base + 100 * w, base + 120 * w);                    // no notes
+    NoteFilter f = add(base + 20 * w, base + 40 * w);
+    f.flags_any = kFlagTasks | kFlagImages;
+    filters.push_back(f);
+    f.updated = {base + 25 * w, base + 38 * w};
+    filters.push_back(f);
+    for (const NoteFilter& flt : filters) {
+        const auto want = m.expect(flt, OrderBy::UpdatedAt);
+        BOOST_CHECK_EQUAL(store->count_notes(u, flt), static_cast<long long>(want.size()));
+        for (int page : {1, 3, 7, 50, 100}) {
+            BOOST_TEST_CONTEXT("created " << flt.created.min_us << ".." << flt.created.max_us
+                                          << ", page " << page) {
+                BOOST_CHECK(ids_of(walk(*store, u, flt, OrderBy::UpdatedAt, page)) == want);
+            }
+        }
+    }
+    BOOST_CHECK(!m.expect(filters[0], OrderBy::UpdatedAt).empty());
+    // content comes with the rows when asked
+    const auto page = store->list_notes(u, filters[2], OrderBy::UpdatedAt, std::nullopt, 5, true);
+    BOOST_REQUIRE(!page.empty());
+    BOOST_CHECK(page[0].content && *page[0].content == m.notes.at(page[0].id).content);
+}
+
 BOOST_FIXTURE_TEST_CASE(collection_listing, StoreFixture) {
     const long long u = user("cl");
     std::vector<CollectionInput> cs;
