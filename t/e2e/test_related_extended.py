@@ -248,7 +248,8 @@ class Extended(Base):
                 again = self.page(dict(body, next_page_cursor=cur))
                 self.assertEqual(second["results"], again["results"])
                 self.assertEqual(len(second["results"]), 5)
-                bad = [cur[:-2] + ("AA" if cur[-2:] != "AA" else "BB"), cur[:20], "garbage", "x" * 300]
+                bad = [cur[:-2] + ("AA" if cur[-2:] != "AA" else "BB"), cur[:20], "garbage", "x" * 300,
+                       "x" * 5000]
                 for text in bad:
                     self.error(self.call("POST", "/v2/notes/extended-search",
                                          dict(body, next_page_cursor=text)),

@@ -89,7 +89,9 @@ ExtendedCommand parse_extended(const Json::Value& body) {
         else if (*s != "RELEVANCE")
             throw invalid_parameter("sort_by", "sort_by must be RELEVANCE or DATE");
     }
-    if (auto s = f.opt_string("next_page_cursor", 0, 1000); s && !s->empty()) c.cursor = s;
+    // Any length: a string notesd did not issue is INVALID_CURSOR (contract section 6) however
+    // long, and the body's own limit bounds it.
+    if (auto s = f.opt_string("next_page_cursor", 0, 1 << 20); s && !s->empty()) c.cursor = s;
     c.filter.collection_ids = f.uuid_array("filter_by_collection_ids", kMaxCollectionIds);
     std::sort(c.filter.collection_ids.begin(), c.filter.collection_ids.end());
     c.excluded = f.uuid_array("exclude_note_ids", kMaxExcluded);
