@@ -136,6 +136,12 @@ public:
     }
     const char* name() const override { return "sqlite"; }
     std::string ordered_join() const override { return "CROSS JOIN"; }
+    // Without ANALYZE statistics SQLite's planner takes the index whose order matches ORDER BY:
+    // a page of one created-time bucket ordered by updated time read notes_by_updated instead
+    // of notes_by_created_bucket (66 ms instead of 0.3 at 100,000 notes).
+    std::string force_index(const std::string& index) const override {
+        return " INDEXED BY " + index;
+    }
     const soci::backend_factory& factory() const override { return *soci::factory_sqlite3(); }
     std::vector<std::string> session_setup(const DbTarget& t) const override {
         // WAL lets readers run beside the one writer; the busy timeout makes a writer wait for

@@ -98,7 +98,7 @@ public:
     /// A query with parameter `:name` returning the number of tables of that name (0 or 1).
     virtual std::string table_exists() const = 0;
     /// A hint after a table name in FROM that makes the planner read that index (MariaDB:
-    /// FORCE INDEX), or empty.
+    /// FORCE INDEX, SQLite: INDEXED BY), or empty.
     virtual std::string force_index(const std::string& index) const { return ""; }
     /// True when postings_at should seek its listed keys from a VALUES list through a LATERAL
     /// subquery rather than filter with IN lists: PostgreSQL's generic plan for the IN form (or
