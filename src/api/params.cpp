@@ -185,6 +185,15 @@ std::optional<std::string> body_integer(const Json::Value& body, const char* key
     return std::to_string(v->asInt64());
 }
 
+// A pagination value from the query string, validated and in the form body_integer gives, so
+// that "020" and 20 agree.
+std::optional<std::string> query_integer(const QueryArgs& q, const char* key, long long min,
+                                         long long max) {
+    std::optional<std::string> v = q.get(key);
+    if (!v || v->empty()) return std::nullopt;
+    return std::to_string(*parse_int_param(key, *v, min, max));
+}
+
 // Query string and body may both carry a pagination parameter; they must then agree.
 std::optional<std::string> merged(const char* key, std::optional<std::string> from_query,
                                   std::optional<std::string> from_body) {
@@ -214,9 +223,9 @@ std::optional<long long> body_time(const Json::Value& body, const char* key) {
 
 SearchCommand parse_search(const QueryArgs& q, const Json::Value& body) {
     SearchCommand c;
-    if (auto v = merged("limit", q.get("limit"), body_integer(body, "limit", 1, 50)))
+    if (auto v = merged("limit", query_integer(q, "limit", 1, 50), body_integer(body, "limit", 1, 50)))
         c.limit = static_cast<int>(*parse_int_param("limit", *v, 1, 50));
-    if (auto v = merged("offset", q.get("offset"),
+    if (auto v = merged("offset", query_integer(q, "offset", 0, 999999999999999LL),
                         body_integer(body, "offset", 0, 999999999999999LL)))
         c.offset = *parse_int_param("offset", *v, 0, 999999999999999LL);
     std::optional<std::string> snap_body;

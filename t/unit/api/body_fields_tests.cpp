@@ -154,6 +154,26 @@ BOOST_AUTO_TEST_CASE(write_timestamps) {
     BOOST_CHECK_EQUAL(times("{\"created_at\":null}").created_us, kNow);
 }
 
+// Contract section 5: a pagination value in both the query string and the body is an error only
+// when the two differ; "020" and 20 are the same limit.
+BOOST_AUTO_TEST_CASE(search_pagination_in_both_places) {
+    const Json::Value body = parse_json_object("{\"query\":\"x\",\"limit\":20,\"offset\":0}");
+    const SearchCommand c = parse_search(QueryArgs("limit=020&offset=00"), body);
+    BOOST_CHECK_EQUAL(c.limit, 20);
+    BOOST_CHECK_EQUAL(c.offset, 0);
+    auto error_of = [&](const std::string& query) {
+        try {
+            parse_search(QueryArgs(query), body);
+        } catch (const ApiError& e) {
+            return e.field();
+        }
+        return std::string("none");
+    };
+    BOOST_CHECK_EQUAL(error_of("limit=21"), "limit");
+    BOOST_CHECK_EQUAL(error_of("limit=51"), "limit");  // out of range, whatever the body says
+    BOOST_CHECK_EQUAL(error_of("offset=1"), "offset");
+}
+
 BOOST_AUTO_TEST_CASE(search_config_include_content) {
     auto include = [](const std::string& config) {
         const Json::Value body = parse_json_object("{\"query\":\"x\",\"config\":" + config + "}");
