@@ -163,8 +163,9 @@ std::optional<long long> BodyFields::opt_time(const char* field) const {
     const Json::Value* v = find(field);
     if (!v) return std::nullopt;
     // parse_time_param names the field and the format; a non-string is never a date-time.
-    return parse_time_param(field, v->isString() && !v->asString().empty() ? v->asString()
-                                                                           : std::string("-"));
+    return parse_time_param(field,
+                            v->isString() && !v->asString().empty() ? v->asString() : std::string("-"),
+                            TimeText::json);
 }
 
 std::optional<long long> write_time(const BodyFields& body, const char* field, long long now_us) {

@@ -39,7 +39,7 @@ void read_bounds(const QueryArgs& q, TimeRange& created, TimeRange& updated) {
                   {"filter_by_updated_before", &updated.max_us}};
     for (const Bound& b : bounds)
         if (auto v = q.get(b.name))
-            if (auto t = parse_time_param(b.name, *v)) *b.slot = *t;
+            if (auto t = parse_time_param(b.name, *v, TimeText::query_string)) *b.slot = *t;
 }
 
 int read_limit(const QueryArgs& q) {
@@ -95,9 +95,11 @@ bool parse_bool_param(std::string_view field, const std::string& text) {
     throw invalid_parameter(f, f + " must be true, false, 1 or 0");
 }
 
-std::optional<long long> parse_time_param(std::string_view field, const std::string& text) {
+std::optional<long long> parse_time_param(std::string_view field, const std::string& text,
+                                          TimeText from) {
     if (text.empty()) return std::nullopt;
-    if (auto t = parse_time(text)) return t;
+    if (from == TimeText::query_string || text.find(' ') == std::string::npos)
+        if (auto t = parse_time(text)) return t;
     std::string f(field);
     throw invalid_parameter(f, f + " must be an RFC 3339 date-time with a time zone offset, "
                                    "e.g. 2025-05-04T14:20:11Z");
@@ -215,8 +217,8 @@ bool body_bool(const Json::Value& body, const char* key, const std::string& fiel
 std::optional<long long> body_time(const Json::Value& body, const char* key) {
     const Json::Value* v = member(body, key);
     if (!v) return std::nullopt;
-    if (!v->isString()) return parse_time_param(key, "not a string");
-    return parse_time_param(key, v->asString());
+    if (!v->isString()) return parse_time_param(key, "not a string", TimeText::json);
+    return parse_time_param(key, v->asString(), TimeText::json);
 }
 
 }  // namespace

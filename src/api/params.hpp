@@ -53,8 +53,12 @@ SearchCommand parse_search(const QueryArgs& q, const Json::Value& body);
 std::optional<long long> parse_int_param(std::string_view field, const std::string& text,
                                          long long min, long long max);
 bool parse_bool_param(std::string_view field, const std::string& text);
+/// Where a date-time came from: only a query string turns an unencoded `+` into a space, so only
+/// there a space in the offset's place is read as `+` (contract section 1).
+enum class TimeText { query_string, json };
 /// RFC 3339 with offset; an empty value means "not given".
-std::optional<long long> parse_time_param(std::string_view field, const std::string& text);
+std::optional<long long> parse_time_param(std::string_view field, const std::string& text,
+                                          TimeText from);
 /// Canonical lowercase uuid; an empty value means "not given".
 std::optional<std::string> parse_uuid_param(std::string_view field, const std::string& text);
 OrderBy parse_order_by(const std::string& text);

@@ -150,6 +150,9 @@ BOOST_AUTO_TEST_CASE(write_timestamps) {
     BOOST_CHECK_EQUAL(fails("{\"created_at\":\"2025-01-02\"}"), "400 INVALID_PARAMETER created_at");
     BOOST_CHECK_EQUAL(fails("{\"created_at\":\"2025-01-02T00:00:00\"}"), "400 INVALID_PARAMETER created_at");
     BOOST_CHECK_EQUAL(fails("{\"created_at\":5}"), "400 INVALID_PARAMETER created_at");
+    // a space for the offset's `+` is a query string's artifact (contract section 1), never JSON's
+    BOOST_CHECK_EQUAL(fails("{\"created_at\":\"2025-01-01T10:00:00 01:00\"}"),
+                      "400 INVALID_PARAMETER created_at");
     BOOST_CHECK_EQUAL(fails("{\"updated_at\":\"\"}"), "400 INVALID_PARAMETER updated_at");
     BOOST_CHECK_EQUAL(times("{\"created_at\":null}").created_us, kNow);
 }
@@ -172,6 +175,15 @@ BOOST_AUTO_TEST_CASE(search_pagination_in_both_places) {
     BOOST_CHECK_EQUAL(error_of("limit=21"), "limit");
     BOOST_CHECK_EQUAL(error_of("limit=51"), "limit");  // out of range, whatever the body says
     BOOST_CHECK_EQUAL(error_of("offset=1"), "offset");
+    // a bound's space for `+` in the body is an error (query strings: list_params_tests)
+    bool refused = false;
+    try {
+        parse_search(QueryArgs(""), parse_json_object("{\"query\":\"x\",\"filter_by_updated_after\":"
+                                                      "\"2025-01-01T10:00:00 01:00\"}"));
+    } catch (const ApiError& e) {
+        refused = e.field() == "filter_by_updated_after";
+    }
+    BOOST_CHECK(refused);
 }
 
 BOOST_AUTO_TEST_CASE(search_config_include_content) {
