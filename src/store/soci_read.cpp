@@ -328,6 +328,13 @@ std::optional<std::vector<NoteItem>> list_by_created_buckets(ReadStatements& r, 
         while (st.fetch()) out.push_back(detail::to_note(r.note_row, with_content));
         detail::end_read(st);
     }
+    if (out.size() < keys.size()) {
+        // Outside a read view (a cursor page on a server) a note of the page was deleted or
+        // updated past the page's start between the two passes: the short page would end the
+        // walk early. notes_by_updated reads the page in one statement.
+        p.updated_min = f.updated.min_us;
+        return std::nullopt;
+    }
     std::sort(out.begin(), out.end(), [](const NoteItem& a, const NoteItem& b) {
         return newer(a.updated_us, a.id, b.updated_us, b.id);
     });
