@@ -48,11 +48,12 @@ void bind_note_params(Prep& p, NoteListParams& np) {
         .in(np.created_bucket, "b");
 }
 
-const char kNoteColumns[] = "n.uuid, n.title, n.snippet, ";
-const char kNoteColumnsAfterContent[] =
-    "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids";
+// The select list of a note list's rows; bind_note_row binds its outputs.
+std::string select_note_columns(bool with_content) {
+    return std::string("SELECT n.uuid, n.title, n.snippet, ") + (with_content ? "n.content, " : "") +
+           "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids";
+}
 
-// The outputs of kNoteColumns[, n.content], kNoteColumnsAfterContent.
 void bind_note_row(Prep& p, NoteRow& r, bool with_content) {
     p.out(r.uuid).out(r.title).out(r.snippet);
     if (with_content) p.out(r.content);
@@ -108,8 +109,7 @@ soci::statement& ReadStatements::note_list(OrderBy o, bool in_collection, bool w
     const std::string t = in_collection ? "nc" : "n";
     const std::string sort = t + (o == OrderBy::UpdatedAt ? ".updated_us" : ".created_us");
     const std::string id = in_collection ? "nc.note_uuid" : "n.uuid";
-    const std::string sql = std::string("SELECT ") + kNoteColumns +
-                            (with_content ? "n.content, " : "") + kNoteColumnsAfterContent +
+    const std::string sql = select_note_columns(with_content) +
                             note_from_where(dialect, o, in_collection, true, true) + " ORDER BY " +
                             sort + " DESC, " + id + " DESC" + dialect.limit_clause();
     Prep p(session, sql);
@@ -131,8 +131,7 @@ soci::statement& ReadStatements::bucket_keys() {
 soci::statement& ReadStatements::bucket_notes(bool with_content) {
     std::optional<soci::statement>& slot = bucket_notes_[with_content];
     if (slot) return *slot;
-    Prep p(session, std::string("SELECT ") + kNoteColumns + (with_content ? "n.content, " : "") +
-                        kNoteColumnsAfterContent +
+    Prep p(session, select_note_columns(with_content) +
                         note_from_where(dialect, OrderBy::UpdatedAt, false, true, true, true) +
                         " ORDER BY n.updated_us DESC, n.uuid DESC" + dialect.limit_clause());
     bind_note_row(p, note_row, with_content);
