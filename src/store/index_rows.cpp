@@ -11,6 +11,7 @@
 #include "index/note_index.hpp"
 #include "index/postings_format.hpp"
 #include "base/util.hpp"
+#include "store/plain_text_codec.hpp"
 
 namespace notesd::detail {
 namespace {
@@ -148,14 +149,14 @@ void bind_uuid_list(Prep& q, SearchParams& p, std::vector<std::string>& names) {
 // One note by id. (An IN list here would let SQLite, without statistics, prefer scanning the
 // user's range of the covering notes_by_created index over seeking each id.)
 const char kIndexedNoteSql[] =
-    "SELECT n.uuid, n.updated_us, n.title, t.plain_text FROM notes n JOIN note_text t ON "
-    "t.note_id = n.id WHERE n.user_id = :u AND n.uuid = :uuid";
+    "SELECT n.uuid, n.updated_us, n.title, n.content, t.plain_text FROM notes n JOIN note_text t "
+    "ON t.note_id = n.id WHERE n.user_id = :u AND n.uuid = :uuid";
 
-std::string hit_columns_sql(bool with_content) {
-    return std::string("SELECT n.uuid, n.title, n.snippet, ") + (with_content ? "n.content, " : "") +
-           "n.created_us, n.updated_us, n.collection_uuids, n.audio_uuids, t.plain_text FROM notes "
-           "n JOIN note_text t ON t.note_id = n.id WHERE n.user_id = :u AND n.uuid";
-}
+// The content comes with or without include_note_content: the stored plain text is its edits.
+const char kHitColumnsSql[] =
+    "SELECT n.uuid, n.title, n.snippet, n.created_us, n.updated_us, n.collection_uuids, "
+    "n.audio_uuids, n.content, t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id "
+    "WHERE n.user_id = :u AND n.uuid";
 
 soci::statement& RowIndexStatements::corpus() {
     return prepared(corpus_, [&] {
@@ -234,20 +235,20 @@ soci::statement& RowIndexStatements::indexed_note() {
     return prepared(indexed_note_, [&] {
         return Prep(session, kIndexedNoteSql)
             .out(indexed_row.id).out(indexed_row.updated_us).out(indexed_title)
-            .out(indexed_plain_text).in(params.user_id, "u").in(params.note_uuid, "uuid")
+            .out(indexed_content).out(indexed_plain_text).in(params.user_id, "u")
+            .in(params.note_uuid, "uuid")
             .done();
     });
 }
 
-// The columns and row mapping of list_notes (ReadStatements::note_list), plus plain_text, of a
-// chunk of ids (note_uuids).
-soci::statement& RowIndexStatements::hits(bool with_content) {
-    return prepared(with_content ? hits_with_content_ : hits_, [&] {
-        Prep q(session, hit_columns_sql(with_content) + uuid_list_sql());
+// The columns of list_notes (ReadStatements::note_list) with the content, plus the stored
+// plain text, of a chunk of ids (note_uuids).
+soci::statement& RowIndexStatements::hits() {
+    return prepared(hits_, [&] {
+        Prep q(session, kHitColumnsSql + uuid_list_sql());
         q.out(hit_row.uuid).out(hit_row.title).out(hit_row.snippet);
-        if (with_content) q.out(hit_row.content);
         q.out(hit_row.created_us).out(hit_row.updated_us).out(hit_row.collection_uuids)
-            .out(hit_row.audio_uuids)
+            .out(hit_row.audio_uuids).out(hit_row.content)
             .out(hit_plain_text);
         q.in(params.user_id, "u");
         std::vector<std::string> names;
@@ -494,7 +495,8 @@ std::vector<IndexedNote> RowIndex::indexed_notes(long long user_id,
         if (!c) continue;
         q.params.note_uuid = *c;
         if (!fetch_one(q.indexed_note())) continue;
-        NoteTerms terms = note_terms(q.indexed_title, q.indexed_plain_text);
+        NoteTerms terms =
+            note_terms(q.indexed_title, detail::decode_plain_text(q.indexed_content, q.indexed_plain_text));
         out.push_back(IndexedNote{q.indexed_row.id, q.indexed_row.updated_us,
                                   std::move(terms.title_terms), std::move(terms.body_terms)});
     }
@@ -530,13 +532,13 @@ std::vector<SearchHit> RowIndex::notes_by_ids(long long user_id, const std::vect
     for (std::size_t from = 0; from < ids.size(); from += kHitsMax) {
         if (!bind_uuid_chunk(q.params, ids, from, places)) continue;
         std::vector<std::optional<SearchHit>> found(std::min(kHitsMax, ids.size() - from));
-        soci::statement& st = q.hits(with_content);
+        soci::statement& st = q.hits();
         st.execute();
         while (st.fetch()) {
             auto it = places.find(q.hit_row.uuid);
             if (it == places.end()) continue;
-            for (std::size_t i : it->second)
-                found[i - from] = SearchHit{to_note(q.hit_row, with_content), q.hit_plain_text};
+            const std::string plain = detail::decode_plain_text(q.hit_row.content, q.hit_plain_text);
+            for (std::size_t i : it->second) found[i - from] = SearchHit{to_note(q.hit_row, with_content), plain};
         }
         for (auto& f : found)
             if (f) out.push_back(std::move(*f));

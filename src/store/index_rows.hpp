@@ -41,7 +41,7 @@ constexpr std::size_t kDfBatch = 16;
 extern const char kIndexedNoteSql[];
 /// The columns of a search hit: list_notes' columns plus plain_text, ending where the
 /// condition on the uuid (n.uuid) follows.
-std::string hit_columns_sql(bool with_content);
+extern const char kHitColumnsSql[];
 
 /// The variables the row index's statements are bound to (SOCI binds addresses).
 struct SearchParams {
@@ -88,7 +88,7 @@ struct RowIndexStatements {
     /// The uuids of the notes in collection :coll.
     soci::statement& collection_notes();
     soci::statement& indexed_note();
-    soci::statement& hits(bool with_content);
+    soci::statement& hits();
     soci::statement& snapshot_insert();
     soci::statement& snapshot_find();
     soci::statement& snapshot_purge();
@@ -101,7 +101,7 @@ struct RowIndexStatements {
     std::string term_row;
     PostingBatch batch;
     IndexedNote indexed_row;
-    std::string indexed_title, indexed_plain_text;  // what indexed_row's terms are derived from
+    std::string indexed_title, indexed_content, indexed_plain_text;  // indexed_row's terms' source
     NoteRow hit_row;
     std::string hit_plain_text;
     SnapshotRecord snapshot_row;
@@ -118,7 +118,7 @@ private:
     std::optional<soci::statement> postings_in_collection_, postings_in_collections_;
     std::optional<soci::statement> postings_by_collection_, postings_at_, indexed_note_;
     std::optional<soci::statement> collection_notes_;
-    std::optional<soci::statement> hits_, hits_with_content_;
+    std::optional<soci::statement> hits_;
     std::optional<soci::statement> snapshot_insert_, snapshot_find_, snapshot_purge_;
 };
 

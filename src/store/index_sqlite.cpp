@@ -9,6 +9,7 @@
 #include "index/note_index.hpp"
 #include "index/postings_format.hpp"
 #include "base/util.hpp"
+#include "store/plain_text_codec.hpp"
 
 namespace notesd::detail {
 namespace {
@@ -54,9 +55,8 @@ SqliteStmt& SqliteIndexStatements::indexed_note() {
     return prepared_once(session, indexed_note_, kIndexedNoteSql);
 }
 
-SqliteStmt& SqliteIndexStatements::hit(bool with_content) {
-    return prepared_once(session, with_content ? hit_with_content_ : hit_,
-                         [&] { return hit_columns_sql(with_content) + " = :uuid"; });
+SqliteStmt& SqliteIndexStatements::hit() {
+    return prepared_once(session, hit_, [&] { return std::string(kHitColumnsSql) + " = :uuid"; });
 }
 
 // Prepared once: through SOCI each was parsed and prepared again on every request.
@@ -189,7 +189,7 @@ std::vector<IndexedNote> SqliteIndex::indexed_notes(long long user_id,
         if (!c) continue;
         st.bind(1, user_id).bind(2, *c);
         if (!st.step()) continue;
-        NoteTerms terms = note_terms(st.text(2), st.text(3));
+        NoteTerms terms = note_terms(st.text(2), detail::decode_plain_text(st.text(3), st.text(4)));
         out.push_back(IndexedNote{std::string(st.text(0)), st.i64(1), std::move(terms.title_terms),
                                   std::move(terms.body_terms)});
         st.reset();
@@ -203,7 +203,7 @@ std::vector<SearchHit> SqliteIndex::notes_by_ids(long long user_id,
                                                  bool with_content) {
     std::vector<SearchHit> out;
     out.reserve(ids.size());
-    SqliteStmt& st = own().hit(with_content);
+    SqliteStmt& st = own().hit();
     NoteRow& r = own().hit_row;
     for (const std::string& id : ids) {
         const std::optional<std::string> c = parse_uuid(id);
@@ -214,12 +214,13 @@ std::vector<SearchHit> SqliteIndex::notes_by_ids(long long user_id,
         r.uuid = st.text(col++);
         r.title = st.text(col++);
         r.snippet = st.text(col++);
-        if (with_content) r.content = st.text(col++);
         r.created_us = st.i64(col++);
         r.updated_us = st.i64(col++);
         r.collection_uuids = st.text(col++);
         r.audio_uuids = st.text(col++);
-        std::string plain(st.text(col));
+        const std::string_view content = st.text(col++);
+        std::string plain = detail::decode_plain_text(content, st.text(col));
+        if (with_content) r.content = content;
         st.reset();
         out.push_back(SearchHit{to_note(r, with_content), std::move(plain)});
     }

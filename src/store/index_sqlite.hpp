@@ -17,7 +17,7 @@ struct SqliteIndexStatements {
     explicit SqliteIndexStatements(soci::session& s) : session(s), packed(s) {}
     SqliteStmt& posting_at_key();
     SqliteStmt& indexed_note();
-    SqliteStmt& hit(bool with_content);
+    SqliteStmt& hit();
     SqliteStmt& begin_read();
     SqliteStmt& commit_read();
     SqliteStmt& snapshot_insert();
@@ -29,7 +29,7 @@ struct SqliteIndexStatements {
     NoteRow hit_row;
 
 private:
-    std::unique_ptr<SqliteStmt> posting_at_key_, indexed_note_, hit_, hit_with_content_;
+    std::unique_ptr<SqliteStmt> posting_at_key_, indexed_note_, hit_;
     std::unique_ptr<SqliteStmt> begin_read_, commit_read_;
     std::unique_ptr<SqliteStmt> snapshot_insert_, snapshot_find_, snapshot_purge_;
 };

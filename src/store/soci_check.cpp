@@ -10,6 +10,7 @@
 #include "index/note_index.hpp"
 #include "index/postings_format.hpp"
 #include "store/segments.hpp"
+#include "store/plain_text_codec.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
 #include "store/time_counts.hpp"
@@ -80,12 +81,13 @@ public:
     Rebuilt rebuild() {
         Rebuilt r;
         long long last = 0, lim = 1000, id = 0, updated = 0, created = 0, flags = 0;
-        std::string uuid, title, plain;
+        std::string uuid, title, content, plain;
         soci::statement page =
             Prep(sql_, "SELECT n.id, n.uuid, n.updated_us, n.created_us, n.flags, n.title, "
-                       "t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id WHERE "
-                       "n.user_id = :u AND n.id > :last ORDER BY n.id" + d_.limit_clause())
-                .out(id).out(uuid).out(updated).out(created).out(flags).out(title).out(plain)
+                       "n.content, t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id "
+                       "WHERE n.user_id = :u AND n.id > :last ORDER BY n.id" + d_.limit_clause())
+                .out(id).out(uuid).out(updated).out(created).out(flags).out(title).out(content)
+                .out(plain)
                 .in(u_, "u").in(last, "last").in(lim, "lim").done();
         for (long long seen = lim; seen == lim;) {
             seen = 0;
@@ -94,7 +96,7 @@ public:
                 ++seen;
                 last = id;
                 ++r.notes;
-                const NoteTerms a = note_terms(title, plain);
+                const NoteTerms a = note_terms(title, detail::decode_plain_text(content, plain));
                 r.title_tokens += a.title_len;
                 r.body_tokens += a.body_len;
                 long long hi = 0, lo = 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "store/plain_text_codec.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/sqlite_direct.hpp"
 #include "store/soci_store.hpp"
@@ -281,12 +282,13 @@ long long SociStore::fold_rows(long long user_id, long long max_notes, long long
     detail::end_read(pick);
     if (pending.empty()) return 0;  // folded by another process since the plan was made
     long long updated = 0, created = 0, flags = 0, tlen = 0, blen = 0;
-    std::string uuid, title, plain;
+    std::string uuid, title, content, plain;
     soci::statement note =
         Prep(sql_, "SELECT n.uuid, n.updated_us, n.created_us, n.flags, n.title_len, n.body_len, "
-                   "n.title, t.plain_text FROM notes n JOIN note_text t ON t.note_id = n.id "
-                   "WHERE n.id = :id")
-            .out(uuid).out(updated).out(created).out(flags).out(tlen).out(blen).out(title).out(plain)
+                   "n.title, n.content, t.plain_text FROM notes n JOIN note_text t ON "
+                   "t.note_id = n.id WHERE n.id = :id")
+            .out(uuid).out(updated).out(created).out(flags).out(tlen).out(blen).out(title)
+            .out(content).out(plain)
             .in(id, "id").done();
     detail::IndexDelta delta;  // the rows go, the segment comes
     long long folded = 0;
@@ -298,7 +300,8 @@ long long SociStore::fold_rows(long long user_id, long long max_notes, long long
         SegmentNote n{updated, 0, 0, created, flags, tlen, blen};
         detail::uuid_halves(uuid, n.uid_hi, n.uid_lo);
         std::vector<SegmentTerm> terms;
-        for (detail::TermCount& t : detail::count_stored_terms(title, plain)) {
+        for (detail::TermCount& t :
+             detail::count_stored_terms(title, detail::decode_plain_text(content, plain))) {
             delta.remove(detail::PostingKey{t.term, updated, n.uid_hi, n.uid_lo});
             terms.push_back(SegmentTerm{std::move(t.term), t.title_tf, t.body_tf, std::move(t.pos)});
         }

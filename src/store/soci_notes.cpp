@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "base/util.hpp"
+#include "store/plain_text_codec.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
 
@@ -80,7 +81,7 @@ NoteInput input_of(const StoredNoteRow& r, const std::string& uuid) {
     n.updated_us = r.updated_us;
     n.flags = static_cast<int>(r.flags);
     n.collection_ids = split_list(r.collection_uuids, ',');
-    n.plain_text = r.plain_text;
+    n.plain_text = decode_plain_text(r.content, r.plain_text);
     return n;
 }
 
@@ -97,11 +98,11 @@ NoteStatements::NoteStatements(soci::session& s)
       live_note_text(Prep(s, "SELECT plain_text FROM note_text WHERE note_id = :id")
                          .out(row.plain_text)
                          .in(row.row_id, "id").done()),
-      stored_text(Prep(s, "SELECT n.title, t.plain_text FROM notes n JOIN note_text t ON "
+      stored_text(Prep(s, "SELECT n.title, n.content, t.plain_text FROM notes n JOIN note_text t ON "
                           "t.note_id = n.id WHERE n.user_id = :u AND n.uuid = :uuid AND NOT EXISTS "
                           "(SELECT 1 FROM index_pending p WHERE p.user_id = :pu AND "
                           "p.uid_hi = :hi AND p.uid_lo = :lo)")
-                      .out(row.title).out(row.plain_text)
+                      .out(row.title).out(row.content).out(row.plain_text)
                       .in(user_id, "u").in(note_uuid, "uuid").in(user_id, "pu").in(uid_hi, "hi")
                       .in(uid_lo, "lo").done()),
       live_attachments(Prep(s, "SELECT uuid, kind, target FROM attachments WHERE note_id = :id "
@@ -179,7 +180,7 @@ void insert_trashed_note(NoteStatements& s, long long user_id, const NoteState& 
     r.flags = in.flags;
     r.collection_uuids = join_list(in.collection_ids, ',');
     r.attachments = encode_attachments(in.attachments);
-    r.plain_text = in.plain_text;
+    r.plain_text = encode_plain_text(in.content, in.plain_text);
     exec(s.trashed_insert);
 }
 
@@ -308,7 +309,7 @@ std::optional<detail::StoredTerms> SociStore::stored_terms(long long user_id, co
         if (!fetch_one(s.stored_text)) return std::nullopt;
         detail::StoredTerms t;
         t.title = s.row.title;
-        t.plain_text = s.row.plain_text;
+        t.plain_text = detail::decode_plain_text(s.row.content, s.row.plain_text);
         t.terms = detail::count_stored_terms(t.title, t.plain_text);
         return t;
     });

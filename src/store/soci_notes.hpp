@@ -25,7 +25,7 @@ struct StoredNoteRow {
     long long trashed_us = 0;
     std::string title, snippet, content, collection_uuids, audio_uuids;
     std::string attachments;  ///< a trashed note's attachments (encode_attachments)
-    std::string plain_text;
+    std::string plain_text;  ///< as stored (plain_text_codec.hpp)
 };
 
 /// Statements of the note roles; prepared together on first use.
@@ -43,7 +43,8 @@ struct NoteStatements {
     long long uid_hi = 0, uid_lo = 0;  // note_uuid's halves (stored_text)
 
     soci::statement live_note, live_note_text;
-    /// A live note's title and plain text into row, unless its index entry is pending.
+    /// A live note's title, content and stored plain text into row, unless its index entry
+    /// is pending.
     soci::statement stored_text;
     soci::statement live_attachments;
     soci::statement trashed_note, trashed_exists, trashed_insert, trashed_delete, trashed_ids;

@@ -274,10 +274,10 @@ WriteStatements::WriteStatements(soci::session& s, const Dialect& d)
                         "body_tokens = body_tokens + :dbt WHERE id = :u")
                     .in(notes_delta, "dn").in(collections_delta, "dc").in(title_tokens_delta, "dtt").in(body_tokens_delta, "dbt").in(user_id, "u").done()),
       note_delete(Prep(s, "DELETE FROM notes WHERE id = :id").in(row_id, "id").done()),
-      note_stored_index(Prep(s, "SELECT n.title, t.plain_text, n.title_len, n.body_len, "
+      note_stored_index(Prep(s, "SELECT n.title, n.content, t.plain_text, n.title_len, n.body_len, "
                              "n.created_us, n.updated_us, n.flags FROM notes n JOIN note_text t "
                              "ON t.note_id = n.id WHERE n.id = :id")
-                         .out(old_title).out(old_plain_text).out(old_title_len)
+                         .out(old_title).out(old_content).out(old_plain_text).out(old_title_len)
                          .out(old_body_len).out(old_created_us).out(old_updated_us).out(old_flags)
                          .in(row_id, "id").done()),
       posting_delete(Prep(s, "DELETE FROM postings WHERE user_id = :u AND term = :term AND "

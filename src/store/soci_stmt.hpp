@@ -164,7 +164,7 @@ struct WriteStatements {
     long long user_id = 0, row_id = 0, inserted_id = 0;
     long long created_us = 0, updated_us = 0, flags = 0, version = 0;
     std::string note_uuid, title, snippet, content, collection_uuids, audio_uuids, content_hash;
-    std::string plain_text;
+    std::string plain_text;  ///< as stored (plain_text_codec.hpp)
     long long title_len = 0, body_len = 0;
     std::string collection_uuid, description;
     soci::indicator description_ind = soci::i_ok;
@@ -179,7 +179,7 @@ struct WriteStatements {
     std::string found_title, found_description, found_hash;
     soci::indicator found_description_ind = soci::i_ok;
     // the indexed fields of a note about to change (note_stored_index)
-    std::string old_title, old_plain_text;
+    std::string old_title, old_content, old_plain_text;  ///< old_plain_text as stored
     long long old_title_len = 0, old_body_len = 0, old_created_us = 0, old_updated_us = 0;
     long long old_flags = 0;
     // one postings row's key / one term_df change

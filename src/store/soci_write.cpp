@@ -8,6 +8,7 @@
 
 #include "index/note_index.hpp"
 #include "index/postings_format.hpp"
+#include "store/plain_text_codec.hpp"
 #include "store/soci_stmt.hpp"
 #include "store/soci_store.hpp"
 #include "store/time_counts.hpp"
@@ -123,7 +124,7 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     w.content_hash = n.hash;
     w.title_len = n.title_len;
     w.body_len = n.body_len;
-    w.plain_text = in.plain_text;
+    w.plain_text = detail::encode_plain_text(in.content, in.plain_text);
     w.version = n.version ? *n.version : stored_version + 1;
     if (existed) {
         w.row_id = note_id;
@@ -159,6 +160,7 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     if (existed) {
         w.row_id = note_id;
         if (!fetch_one(w.note_stored_index)) throw std::runtime_error("note vanished while indexing");
+        w.old_plain_text = detail::decode_plain_text(w.old_content, w.old_plain_text);
         const bool counted = before && before->title == w.old_title && before->plain_text == w.old_plain_text;
         if (!pend) old_terms = counted ? before->terms : detail::count_stored_terms(w.old_title, w.old_plain_text);
         delta.title_tokens -= w.old_title_len;
@@ -424,14 +426,15 @@ void SociStore::rebuild_postings() {
     detail::PostingInserts postings(sql_);
     long long last = 0, lim = 1000, id = 0, user = 0, updated = 0, created = 0, flags = 0;
     long long tlen = 0, blen = 0;
-    std::string uuid, title, plain;
+    std::string uuid, title, content, plain;
     soci::statement page = detail::Prep(sql_, "SELECT n.id, n.user_id, n.uuid, n.updated_us, "
                                               "n.created_us, n.flags, n.title_len, n.body_len, "
-                                              "n.title, t.plain_text FROM notes n JOIN "
+                                              "n.title, n.content, t.plain_text FROM notes n JOIN "
                                               "note_text t ON t.note_id = n.id WHERE n.id > :last "
                                               "ORDER BY n.id" + dialect_->limit_clause())
                                .out(id).out(user).out(uuid).out(updated).out(created).out(flags)
-                               .out(tlen).out(blen).out(title).out(plain).in(last, "last").in(lim, "lim")
+                               .out(tlen).out(blen).out(title).out(content).out(plain)
+                               .in(last, "last").in(lim, "lim")
                                .done();
     for (;;) {
         std::vector<Row> rows;
@@ -442,7 +445,7 @@ void SociStore::rebuild_postings() {
             last = id;
             long long hi = 0, lo = 0;
             detail::uuid_halves(uuid, hi, lo);
-            for (TermCount& t : detail::count_stored_terms(title, plain))
+            for (TermCount& t : detail::count_stored_terms(title, detail::decode_plain_text(content, plain)))
                 rows.push_back(Row{user, detail::PostingKey{t.term, updated, hi, lo}, id, created,
                                    flags, pack_pair(t.title_tf, t.body_tf),
                                    pack_pair(tlen, blen), std::move(t.pos)});

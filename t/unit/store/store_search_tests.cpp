@@ -20,6 +20,7 @@
 #include "index/note_index.hpp"
 #include "index/positions.hpp"
 #include "store/migrations.hpp"
+#include "store/plain_text_codec.hpp"
 #include "store/segment_block_reader.hpp"
 #include "store/segments.hpp"
 #include "store/sqlite_direct.hpp"
@@ -261,17 +262,18 @@ void check_index(soci::session& db, Store& store, long long user) {
     long long notes = 0, tt_sum = 0, bt_sum = 0;
     {
         long long id = 0, tl = 0, bl = 0, created = 0, updated = 0, flags = 0;
-        std::string uuid, title, plain;
-        soci::statement st = (db.prepare << "SELECT n.id, n.uuid, n.title, t.plain_text, "
+        std::string uuid, title, content, plain;
+        soci::statement st = (db.prepare << "SELECT n.id, n.uuid, n.title, n.content, t.plain_text, "
                                             "n.title_len, n.body_len, n.created_us, n.updated_us, "
                                             "n.flags FROM notes n JOIN note_text t ON t.note_id = "
                                             "n.id WHERE n.user_id = :u",
-                              soci::into(id), soci::into(uuid), soci::into(title), soci::into(plain),
+                              soci::into(id), soci::into(uuid), soci::into(title), soci::into(content),
+                              soci::into(plain),
                               soci::into(tl), soci::into(bl), soci::into(created),
                               soci::into(updated), soci::into(flags), soci::use(user, "u"));
         st.execute();
         while (st.fetch()) {
-            const NoteTerms analysed = note_terms(title, plain);
+            const NoteTerms analysed = note_terms(title, detail::decode_plain_text(content, plain));
             const std::string& tt = analysed.title_terms;
             const std::string& bt = analysed.body_terms;
             BOOST_CHECK_EQUAL(tl, analysed.title_len);
