@@ -8,7 +8,7 @@
 namespace notesd::detail {
 namespace {
 
-constexpr char kEdits = '\n';
+constexpr char kEdits = '\n';  // is_plain_text_edits
 // A shorter run of equal bytes is inserted rather than copied: "c3" saves nothing.
 constexpr std::size_t kMinCopy = 4;
 // Where the plain text goes on after a difference: kProbe bytes of it looked up in the next
@@ -134,7 +134,7 @@ std::string encode_plain_text(std::string_view content, std::string_view plain) 
 }
 
 std::string decode_plain_text(std::string_view content, std::string_view stored) {
-    if (stored.empty() || stored[0] != kEdits) return std::string(stored);
+    if (!is_plain_text_edits(stored)) return std::string(stored);
     std::string out;
     out.reserve(content.size());
     std::size_t p = 0, i = 1;

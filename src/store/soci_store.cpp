@@ -287,6 +287,7 @@ void SociStore::after_migration(int version) {
     // 003 emptied the postings to add the counts, 004 to add the positions; the rebuild writes
     // the columns of the newest schema, so it runs after the last script that empties them.
     if (version == 4) rebuild_postings();
+    if (version == 19) encode_stored_plain_texts();
 }
 
 int SociStore::schema_version() {

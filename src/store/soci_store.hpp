@@ -222,6 +222,8 @@ private:
     void drop_segments(const std::vector<long long>& segment_ids, IndexStep& step);
     /// Refills the postings table from notes and note_text (the terms' counts need C++).
     void rebuild_postings();
+    /// Schema 019: stored plain texts as edits of their content (plain_text_codec.hpp).
+    void encode_stored_plain_texts();
     void lock_user(long long user_id);
     long long run_insert(soci::statement& st, const char* table, long long& id);
     void upsert_collection(const CollectionInput& c, std::map<std::string, long long>& ids,

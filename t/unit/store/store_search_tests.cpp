@@ -45,8 +45,33 @@ void check_same_notes(const std::vector<TermPosting>& before, const std::vector<
         BOOST_CHECK(after[i].uid_hi == before[i].uid_hi && after[i].uid_lo == before[i].uid_lo);
 }
 
+// Back to schema 018: every stored plain text as the text itself.
+void undo_019(soci::session& db) {
+    for (const char* table : {"note_text", "trashed_notes"}) {
+        const bool live = std::string(table) == "note_text";
+        std::vector<std::pair<std::string, std::string>> rows;  // key, plain text
+        soci::rowset<soci::row> rs = db.prepare
+            << (live ? "SELECT CAST(t.note_id AS CHAR(20)), n.content, t.plain_text FROM note_text t "
+                       "JOIN notes n ON n.id = t.note_id"
+                     : "SELECT uuid, content, plain_text FROM trashed_notes");
+        for (const soci::row& r : rs)
+            rows.emplace_back(r.get<std::string>(0),
+                              detail::decode_plain_text(r.get<std::string>(1), r.get<std::string>(2)));
+        for (const auto& [key, plain] : rows) {
+            if (live)
+                db << "UPDATE note_text SET plain_text = :p WHERE note_id = :k", soci::use(plain, "p"),
+                    soci::use(std::stoll(key), "k");
+            else
+                db << "UPDATE trashed_notes SET plain_text = :p WHERE uuid = :k", soci::use(plain, "p"),
+                    soci::use(key, "k");
+        }
+    }
+    db << "DELETE FROM schema_migrations WHERE version = 19";
+}
+
 // Back to schema 017 (no created_bucket column, no notes_by_created_bucket).
 void undo_018(soci::session& db) {
+    undo_019(db);
     const std::string name = db.get_backend_name();
     if (name == "mysql") {
         db << "ALTER TABLE notes DROP INDEX notes_by_created_bucket, DROP COLUMN created_bucket";
@@ -924,6 +949,51 @@ BOOST_FIXTURE_TEST_CASE(upgrade_to_018_keeps_created_ranges, SearchFixture) {
     BOOST_REQUIRE_EQUAL(after.size(), 32u);
     BOOST_CHECK_EQUAL(after[0], later);
     BOOST_CHECK(store->check_user(u).empty());
+}
+
+// Schema 019 rewrites the plain texts stored before it, live and trashed, as edits of their
+// content: the same search, the same check, the same note after a restore.
+BOOST_FIXTURE_TEST_CASE(upgrade_to_019_stores_plain_texts_as_edits, SearchFixture) {
+    const long long u = user("upgrade-019");
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 1500; ++i)  // more than a page of the migration's walk
+        batch.push_back(mk(new_uuid(), "title", "common words of note w" + std::to_string(i % 13) +
+                                                    " and a longer tail of text to copy",
+                           10 + i, 500 + i));
+    store->write_batch(u, {}, batch);
+    BOOST_REQUIRE(store->trash_note(u, batch[7].id, 9000));
+    const std::vector<TermPosting> before = store->term_postings(u, "w5", {}, 1000);
+    BOOST_CHECK_EQUAL(before.size(), 115u);
+    auto stored = [&](const std::string& sql) {
+        std::vector<std::string> out;
+        auto db = raw();
+        soci::rowset<std::string> rs = db->prepare << sql;
+        for (const std::string& v : rs) out.push_back(v);
+        return out;
+    };
+    const std::string live = "SELECT plain_text FROM note_text WHERE user_id = " + std::to_string(u);
+    const std::string trashed = "SELECT plain_text FROM trashed_notes WHERE user_id = " + std::to_string(u);
+    undo_019(*raw());
+    for (const std::string& v : stored(live)) BOOST_REQUIRE(!detail::is_plain_text_edits(v));
+    BOOST_REQUIRE_EQUAL(stored(trashed).size(), 1u);
+    BOOST_CHECK(!detail::is_plain_text_edits(stored(trashed)[0]));
+    store = open_store(conn);
+    BOOST_CHECK_EQUAL(store->schema_version(), 18);
+    store->migrate();
+    BOOST_CHECK_EQUAL(store->schema_version(), newest_schema());
+    const std::vector<std::string> after_live = stored(live);
+    BOOST_CHECK_EQUAL(after_live.size(), 1499u);
+    for (const std::string& v : after_live) BOOST_REQUIRE(detail::is_plain_text_edits(v));
+    BOOST_CHECK(detail::is_plain_text_edits(stored(trashed)[0]));
+    check_same_notes(before, store->term_postings(u, "w5", {}, 1000));
+    BOOST_CHECK(store->check_user(u).empty());
+    // A restored note is indexed from its decoded text: its words find it again.
+    BOOST_REQUIRE(store->restore_note(u, batch[7].id));
+    const std::vector<TermPosting> w7 = store->term_postings(u, "w7", {}, 1000);
+    BOOST_CHECK_EQUAL(w7.size(), 115u);  // note 7 among them again
+    BOOST_CHECK(store->check_user(u).empty());
+    store->migrate();  // again: nothing left to rewrite, nothing encoded twice
+    check_same_notes(w7, store->term_postings(u, "w7", {}, 1000));
 }
 
 BOOST_FIXTURE_TEST_CASE(upgrade_to_010_folds_rows_into_segments, SearchFixture) {

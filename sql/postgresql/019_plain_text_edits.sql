@@ -1,0 +1,8 @@
+-- notesd schema 019: a note's plain text stored as edits of its content (no table changes).
+--
+-- note_text.plain_text and trashed_notes.plain_text held a second copy of nearly every note's
+-- text: a quarter of an SQLite file. Rows are now written as the edits that turn the note's
+-- content into its plain text (src/store/plain_text_codec.hpp), and a row that does not start
+-- with the edits' newline is still read as the plain text itself. This step rewrites the rows
+-- stored before, in C++ right after this script (SociStore::after_migration), 1,000 notes a
+-- statement page, in the migration's transaction; search results and the index do not change.
