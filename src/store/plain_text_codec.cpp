@@ -21,8 +21,9 @@ constexpr std::size_t kNear = 256;
 constexpr std::size_t kMaxLead = 8;
 // The content bytes those look-ups may scan, as a multiple of the two texts' size: a text
 // the content does not hold (entities decoded everywhere, say) is then inserted as it is
-// instead of costing scans of the content per character.
-constexpr std::size_t kScanFactor = 64;
+// instead of costing scans of the content per character. 16 keeps the worst 200,000-character
+// note to about 7 ms (64: 35 ms, and the til corpus's edits 35% of its text instead of 40%).
+constexpr std::size_t kScanFactor = 16;
 
 bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 

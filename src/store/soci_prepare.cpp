@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "index/note_index.hpp"
+#include "store/plain_text_codec.hpp"
 #include "store/soci_stmt.hpp"
 #include "base/util.hpp"
 
@@ -93,6 +94,7 @@ NoteWrite prepare_note(const NoteInput& n, std::optional<AnalysedNote> analysed)
     field(s, std::to_string(analysed->text.body_len));
     field(s, n.plain_text);
     note.hash = sha256_hex(s);
+    note.stored_plain_text = encode_plain_text(n.content, n.plain_text);
     return note;
 }
 

@@ -236,6 +236,7 @@ struct NoteWrite {
     std::vector<std::string> attachment_ids;   // canonical, parallel to in->attachments
     std::string collections_text, audio_text;  // the denormalised columns
     std::string hash;                          // over every stored field
+    std::string stored_plain_text;             // in->plain_text as note_text stores it
     /// The version to store; unset: 1 for a new note, the stored one plus one for a change.
     std::optional<long long> version;
     /// The stored version's terms if counted before the lock (else counted under it).

@@ -124,7 +124,7 @@ WriteOutcome SociStore::upsert_note(const NoteWrite& n, std::map<std::string, lo
     w.content_hash = n.hash;
     w.title_len = n.title_len;
     w.body_len = n.body_len;
-    w.plain_text = detail::encode_plain_text(in.content, in.plain_text);
+    w.plain_text = n.stored_plain_text;
     w.version = n.version ? *n.version : stored_version + 1;
     if (existed) {
         w.row_id = note_id;

@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(real_markdown_round_trips_in_a_fraction_of_its_size) {
     }
     BOOST_TEST_MESSAGE(notes << " notes: plain text " << plain_bytes << " bytes, stored " << stored_bytes);
     BOOST_REQUIRE_GT(notes, 1000u);
-    // Short notes dense with code, links and tables: the edits save about two thirds.
+    // Short notes dense with code, links and tables: the edits save about three fifths.
     BOOST_CHECK_LT(stored_bytes * 2, plain_bytes);
 }
 
