@@ -8,7 +8,7 @@
 namespace notesd::detail {
 namespace {
 
-constexpr char kEdits = '\n';  // is_plain_text_edits
+constexpr char kEdits = kPlainTextEdits;
 // A shorter run of equal bytes is inserted rather than copied: "c3" saves nothing.
 constexpr std::size_t kMinCopy = 4;
 // Where the plain text goes on after a difference: kProbe bytes of it looked up in the next

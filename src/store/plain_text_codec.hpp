@@ -24,8 +24,13 @@ namespace notesd::detail {
 /// The stored form of `plain` (a valid UTF-8 plain text derived from `content`).
 std::string encode_plain_text(std::string_view content, std::string_view plain);
 
+/// The first byte of a stored value that is edits.
+constexpr char kPlainTextEdits = '\n';
+
 /// Whether a stored value is edits (else it is the plain text itself).
-inline bool is_plain_text_edits(std::string_view stored) { return !stored.empty() && stored[0] == '\n'; }
+inline bool is_plain_text_edits(std::string_view stored) {
+    return !stored.empty() && stored[0] == kPlainTextEdits;
+}
 
 /// The plain text a stored value holds, given the content it was encoded against. Throws
 /// std::runtime_error when edits do not fit the content (a row changed outside notesd).

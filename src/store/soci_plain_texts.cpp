@@ -1,5 +1,6 @@
 // Schema 019's data step (SociStore::encode_stored_plain_texts): the plain texts stored before
 // it rewritten as edits of their content (plain_text_codec.hpp).
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -12,6 +13,19 @@
 namespace notesd {
 
 using detail::exec;
+
+namespace {
+
+// The edits a row stored as the text itself is rewritten to; none when it is edits already or
+// they would not be shorter.
+std::optional<std::string> shorter_edits(const std::string& content, const std::string& plain) {
+    if (detail::is_plain_text_edits(plain)) return std::nullopt;
+    std::string s = detail::encode_plain_text(content, plain);
+    if (s == plain) return std::nullopt;
+    return s;
+}
+
+}  // namespace
 
 // Schema 019: every stored plain text written before it (the text itself) as the edits of its
 // note's content, a page of 1,000 rows at a time by key so memory stays bounded; a row that is
@@ -34,9 +48,7 @@ void SociStore::encode_stored_plain_texts() {
         while (page.fetch()) {
             ++seen;
             last = id;
-            if (detail::is_plain_text_edits(plain)) continue;
-            std::string s = detail::encode_plain_text(content, plain);
-            if (s != plain) changed.emplace_back(id, std::move(s));
+            if (auto s = shorter_edits(content, plain)) changed.emplace_back(id, std::move(*s));
         }
         for (auto& [row, s] : changed) {
             id = row;
@@ -65,9 +77,7 @@ void SociStore::encode_stored_plain_texts() {
             ++seen;
             last_user = user;
             last_uuid = uuid;
-            if (detail::is_plain_text_edits(plain)) continue;
-            std::string s = detail::encode_plain_text(content, plain);
-            if (s != plain) changed.emplace_back(user, uuid, std::move(s));
+            if (auto s = shorter_edits(content, plain)) changed.emplace_back(user, uuid, std::move(*s));
         }
         for (auto& [u, note, s] : changed) {
             user = u;
