@@ -140,15 +140,18 @@ bool SociStore::recover(const char* op, const soci::soci_error& e, bool may_repl
 
 void SociStore::setup_session() {
     if (target_.backend == Backend::Sqlite && !target_.sqlite_readonly) {
-        // A new file (not one page yet, so before WAL mode writes its header) can give its
-        // free pages back (compact_index); the mode is fixed from the first page on (a VACUUM
-        // changes it, doc/upgrading.md).
+        // A new file (not one page yet, so before WAL mode writes its header) gets larger
+        // pages and can give its free pages back (compact_index); both are fixed from the first
+        // page on (a VACUUM outside WAL mode changes them, doc/upgrading.md).
         // (the busy timeout first, as in the dialect's setup: another connection may hold a
         // lock for a moment, e.g. the last one closing checkpoints and removes the WAL)
         sql_ << "PRAGMA busy_timeout=" + std::to_string(target_.busy_timeout_ms);
         long long pages = -1;
         sql_ << "PRAGMA main.page_count", soci::into(pages);
-        if (pages == 0) sql_ << "PRAGMA main.auto_vacuum=INCREMENTAL";
+        if (pages == 0) {
+            sql_ << "PRAGMA main.page_size=" + std::to_string(kNewFilePageBytes);
+            sql_ << "PRAGMA main.auto_vacuum=INCREMENTAL";
+        }
     }
     for (const std::string& s : dialect_->session_setup(target_)) sql_ << s;
     for (const std::string& s : index_->session_setup(target_)) sql_ << s;
@@ -184,7 +187,7 @@ void SociStore::defer_housekeeping() {
 void SociStore::housekeeping() noexcept {
     if (lost_ || reading_) return;
     try {
-        detail::checkpoint_if_due(sql_, lite_, kCheckpointPages);
+        detail::checkpoint_if_due(sql_, lite_, kCheckpointBytes);
     } catch (...) {
     }
 }

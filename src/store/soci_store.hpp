@@ -132,6 +132,15 @@ public:
     /// publish (t/unit/store/store_pending_tests.cpp writes the user's notes meanwhile).
     void on_fold_written(std::function<void()> f) { on_fold_written_ = std::move(f); }
 
+    /// WAL growth at which housekeeping checkpoints (SQLite's own automatic threshold, 1,000
+    /// frames, at its default 4 KiB pages).
+    static constexpr long long kCheckpointBytes = 1000LL * 4096;
+    /// The page size of a new SQLite file. A note row (about 2 KB of content) leaves a quarter
+    /// of a 4 KiB page unused; 16 KiB pages pack it, and the search index's blocks, closer:
+    /// the benchmark's 200,000 notes take 841 MB instead of 954 MB (doc/benchmarks.md). The
+    /// size is fixed when a file's first page is written (doc/upgrading.md to change it).
+    static constexpr int kNewFilePageBytes = 16384;
+
 private:
     /// Whether guarded may run a call once more after its connection turned out lost.
     enum class Replay { never, reads };
@@ -161,8 +170,6 @@ private:
     /// The dialect's session statements and, on SQLite, the connection's tuning (after every
     /// connect and reconnect).
     void setup_session();
-    /// WAL size at which housekeeping checkpoints (SQLite's own automatic threshold).
-    static constexpr int kCheckpointPages = 1000;
     void drop_statements();
     detail::ReadStatements& reads();
     detail::WriteStatements& writes();

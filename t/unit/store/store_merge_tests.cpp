@@ -12,6 +12,7 @@
 
 #include "store/dialect.hpp"
 #include "store/segments.hpp"
+#include "store/soci_store.hpp"
 #include "store_fixture.hpp"
 
 using namespace notesd;
@@ -148,8 +149,9 @@ BOOST_FIXTURE_TEST_CASE(publish_loses_when_its_inputs_or_row_went_away, StoreFix
     BOOST_CHECK_EQUAL(postings(merger, u, "alpha").size(), 6u);
 }
 
-// A new SQLite file is created with auto_vacuum=INCREMENTAL, and compact_index gives the pages
-// its merges freed back to the file system (an import's file was a third free pages before).
+// A new SQLite file is created with 16 KiB pages and auto_vacuum=INCREMENTAL, and compact_index
+// gives the pages its merges freed back to the file system (an import's file was a third free
+// pages before).
 BOOST_FIXTURE_TEST_CASE(compact_gives_freed_pages_back_on_sqlite, StoreFixture) {
     if (!sqlite()) return;  // the servers manage their own space
     const long long u = user("vacuum");
@@ -163,9 +165,11 @@ BOOST_FIXTURE_TEST_CASE(compact_gives_freed_pages_back_on_sqlite, StoreFixture) 
         store->write_batch(u, {}, batch);
     }
     auto db = raw();
-    long long mode = -1, free_pages = -1;
+    long long mode = -1, free_pages = -1, page_bytes = -1;
     *db << "PRAGMA auto_vacuum", soci::into(mode);
     BOOST_CHECK_EQUAL(mode, 2);  // incremental
+    *db << "PRAGMA page_size", soci::into(page_bytes);
+    BOOST_CHECK_EQUAL(page_bytes, SociStore::kNewFilePageBytes);
     const IndexCompaction c = store->compact_index(u);
     BOOST_CHECK_GE(c.merged_segments, 2);
     *db << "PRAGMA freelist_count", soci::into(free_pages);
