@@ -187,7 +187,7 @@ void SociStore::defer_housekeeping() {
 void SociStore::housekeeping() noexcept {
     if (lost_ || reading_) return;
     try {
-        detail::checkpoint_if_due(sql_, lite_, kCheckpointBytes);
+        detail::checkpoint_if_due(sql_, lite_, kCheckpointPages);
     } catch (...) {
     }
 }

@@ -132,9 +132,11 @@ public:
     /// publish (t/unit/store/store_pending_tests.cpp writes the user's notes meanwhile).
     void on_fold_written(std::function<void()> f) { on_fold_written_ = std::move(f); }
 
-    /// WAL growth at which housekeeping checkpoints (SQLite's own automatic threshold, 1,000
-    /// frames, at its default 4 KiB pages).
-    static constexpr long long kCheckpointBytes = 1000LL * 4096;
+    /// WAL growth at which housekeeping checkpoints, in frames (SQLite's own automatic
+    /// threshold): a commit's page look-ups walk the WAL's index by frame, and the pages a
+    /// checkpoint copies are few distinct ones written over and over (counts, the indexes'
+    /// right edges), whatever their size.
+    static constexpr int kCheckpointPages = 1000;
     /// The page size of a new SQLite file. A note row (about 2 KB of content) leaves a quarter
     /// of a 4 KiB page unused; 16 KiB pages pack it, and the search index's blocks, closer:
     /// the benchmark's 200,000 notes take 841 MB instead of 954 MB (doc/benchmarks.md). The

@@ -41,35 +41,21 @@ int record_wal_size(void* ctx, lite::sqlite3*, const char* db_name, int pages) {
 }
 
 // Passive checkpoint of one attached file once it is due. Frames a reader still holds wait
-// for the next attempt, min_bytes of frames later: a busy or partial checkpoint is not retried at
+// for the next attempt, min_pages frames later: a busy or partial checkpoint is not retried at
 // once, which would cost a WAL sync per commit while the reader stays.
 //
 // SQLite starts the WAL over only when a write begins with every frame copied back, which
 // steady writes from several workers never allow: the WAL had grown by every frame written
 // (1.1 GB in a 12 s run of creates), and with it every page look-up's walk of the WAL's index.
-// So when the WAL holds kRestartFactor times min_bytes of frames, a RESTART checkpoint follows
+// So when the WAL holds kRestartFactor times min_pages frames, a RESTART checkpoint follows
 // the passive one: it takes the write lock, copies the few frames written meanwhile, and waits
 // for readers to leave the WAL, so the next write starts it over. Both waits are bounded by
 // kRestartWaitMs; when that runs out, the next due checkpoint tries again.
 constexpr int kRestartFactor = 4;
 constexpr int kRestartWaitMs = 20;
 
-int page_bytes(lite::sqlite3* db, const char* name) {
-    lite::sqlite3_stmt* st = nullptr;
-    const std::string sql = std::string("PRAGMA ") + name + ".page_size";
-    int bytes = 0;
-    if (lite::sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
-        lite::sqlite3_step(st) == SQLITE_ROW)
-        bytes = lite::sqlite3_column_int(st, 0);
-    lite::sqlite3_finalize(st);
-    return bytes > 0 ? bytes : 4096;
-}
-
 void checkpoint_if_grown(lite::sqlite3* db, const char* name, SqliteTuning& t, SqliteTuning::WalGrowth& g,
-                         long long min_bytes) {
-    if (g.unchecked == 0) return;
-    if (g.page_bytes == 0) g.page_bytes = page_bytes(db, name);
-    const int min_pages = static_cast<int>(std::max(1LL, min_bytes / g.page_bytes));
+                         int min_pages) {
     if (g.unchecked < min_pages) return;
     g.unchecked = 0;
     int log = 0, done = 0;
@@ -119,10 +105,10 @@ void release_free_pages(soci::session& s) {
     if (rc != SQLITE_OK) throw soci::soci_error("incremental_vacuum: " + msg);
 }
 
-void checkpoint_if_due(soci::session& s, SqliteTuning& t, long long min_bytes) {
+void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages) {
     if (!t.defer_checkpoints) return;  // only SQLite defers
-    checkpoint_if_grown(connection(s), "main", t, t.wal, min_bytes);
-    checkpoint_if_grown(connection(s), "snap", t, t.snap_wal, min_bytes);
+    checkpoint_if_grown(connection(s), "main", t, t.wal, min_pages);
+    checkpoint_if_grown(connection(s), "snap", t, t.snap_wal, min_pages);
 }
 
 bool read_blob(soci::session& s, const char* table, const char* column, long long rowid, BlobBuffer& out) {

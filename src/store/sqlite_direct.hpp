@@ -84,8 +84,7 @@ bool is_sqlite_session(soci::session& s);
 ///  - defer_checkpoints: the connection stops checkpointing the WAL when it commits (SQLite
 ///    does so every 1,000 pages, in whichever request commits then, fsync included) and
 ///    records how much the WAL grew instead; checkpoint_if_due, called after a response is
-///    sent, does the work once min_bytes of new frames have been written since its last
-///    attempt (in bytes: a file's page size sets how many frames that is).
+///    sent, does the work once min_pages new frames have been written since its last attempt.
 ///    Not by the WAL's size: while writers keep readers on it, the WAL is not restarted and
 ///    stays above any threshold, and each commit's checkpoint (a WAL sync, an index walk)
 ///    had taken a fifth of a worker's time under writes.
@@ -109,7 +108,6 @@ struct SqliteTuning {
     struct WalGrowth {
         int last = 0;       ///< frames in the WAL at this connection's last commit to it
         int unchecked = 0;  ///< frames it grew by since the last checkpoint attempt
-        int page_bytes = 0; ///< the file's page size, read at the first checkpoint attempt
         void saw(int pages) {
             // fewer frames than last time: another connection restarted the WAL meanwhile
             unchecked += pages >= last ? pages - last : pages;
@@ -132,8 +130,8 @@ void sync_wal(SqliteTuning& t);
 /// no-op otherwise). Run to completion: each step of the pragma frees one page.
 void release_free_pages(soci::session& s);
 
-/// A passive checkpoint (it waits for no one) of each file whose WAL grew by min_bytes of
-/// frames since this connection last tried.
-void checkpoint_if_due(soci::session& s, SqliteTuning& t, long long min_bytes);
+/// A passive checkpoint (it waits for no one) of each file whose WAL grew by min_pages frames
+/// since this connection last tried.
+void checkpoint_if_due(soci::session& s, SqliteTuning& t, int min_pages);
 
 }  // namespace notesd::detail

@@ -735,7 +735,7 @@ BOOST_FIXTURE_TEST_CASE(sqlite_wal_stays_bounded_under_writes_beside_readers, St
         s << "PRAGMA page_size", soci::into(page);
     }
     // twice the frames of the WAL the restart comes at (4x the checkpoint's growth), headers too
-    const long bound = 2 * 4 * SociStore::kCheckpointBytes / page * (page + 24);
+    const long bound = 2 * 4 * SociStore::kCheckpointPages * (page + 24);
     std::atomic<long> largest{0};
     constexpr int kNotes = 2500;  // per writer
     auto writer = [&](int which) {
