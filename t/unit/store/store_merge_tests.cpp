@@ -177,4 +177,41 @@ BOOST_FIXTURE_TEST_CASE(compact_gives_freed_pages_back_on_sqlite, StoreFixture) 
     BOOST_CHECK(store->check_user(u).empty());
 }
 
+// A file created before new files got 16 KiB pages keeps its 4 KiB ones (SQLite fixes the size
+// with the first page; doc/upgrading.md converts it): notesd migrates, writes, compacts and
+// checks it as before.
+BOOST_FIXTURE_TEST_CASE(an_older_file_keeps_its_4_kib_pages, StoreFixture) {
+    if (!sqlite()) return;
+    const std::string file = dir + "/older.db";
+    {
+        soci::session s(make_dialect(Backend::Sqlite)->factory(), "db=" + file);
+        s << "PRAGMA page_size=4096";
+        s << "PRAGMA journal_mode=WAL";  // writes the file's first page
+    }
+    long long page_bytes = -1, notes = -1;
+    {
+        std::unique_ptr<Store> older = open_store("sqlite3://db=" + file);
+        older->migrate();
+        const long long u = older->add_user("older", 1000);
+        for (int b = 0; b < 3; ++b) {
+            std::vector<NoteInput> batch;
+            for (int i = 0; i < 64; ++i) {
+                NoteInput n = plain_note("older " + std::to_string(b) + " note " + std::to_string(i));
+                n.content.append(3000, 'x');  // a row of most of a 4 KiB page
+                batch.push_back(n);
+            }
+            older->write_batch(u, {}, batch);
+        }
+        older->compact_index(u);
+        BOOST_CHECK(older->check_user(u).empty());
+        soci::session s(make_dialect(Backend::Sqlite)->factory(), "db=" + file);
+        s << "PRAGMA page_size", soci::into(page_bytes);
+        s << "SELECT COUNT(*) FROM notes", soci::into(notes);
+    }
+    BOOST_CHECK_EQUAL(page_bytes, 4096);
+    BOOST_CHECK_EQUAL(notes, 192);
+    for (const char* f : {"", "-wal", "-shm", "-snapshots", "-snapshots-wal", "-snapshots-shm"})
+        std::remove((file + f).c_str());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
