@@ -139,7 +139,7 @@ public:
     static constexpr int kCheckpointPages = 1000;
     /// The page size of a new SQLite file. A note row (about 2 KB of content) leaves a quarter
     /// of a 4 KiB page unused; 16 KiB pages pack it, and the search index's blocks, closer:
-    /// the benchmark's 200,000 notes take 841 MB instead of 954 MB (doc/benchmarks.md). The
+    /// the benchmark's 200,010 notes take 851 MB instead of 965 MB (doc/benchmarks.md). The
     /// size is fixed when a file's first page is written (doc/upgrading.md to change it).
     static constexpr int kNewFilePageBytes = 16384;
 
