@@ -67,10 +67,13 @@ struct StoreFixture {
     ~StoreFixture() {
         store.reset();
         if (dir.empty()) return;
-        for (const char* f : {"/test.db", "/test.db-wal", "/test.db-shm", "/test.db-snapshots",
-                              "/test.db-snapshots-wal", "/test.db-snapshots-shm"})
-            std::remove((dir + f).c_str());
+        remove_sqlite_files(dir + "/test.db");
         rmdir(dir.c_str());
+    }
+    /// Removes an SQLite file with its WAL, shared memory and snapshots files.
+    static void remove_sqlite_files(const std::string& file) {
+        for (const char* f : {"", "-wal", "-shm", "-snapshots", "-snapshots-wal", "-snapshots-shm"})
+            std::remove((file + f).c_str());
     }
     StoreFixture(const StoreFixture&) = delete;
     StoreFixture& operator=(const StoreFixture&) = delete;

@@ -210,8 +210,7 @@ BOOST_FIXTURE_TEST_CASE(an_older_file_keeps_its_4_kib_pages, StoreFixture) {
     }
     BOOST_CHECK_EQUAL(page_bytes, 4096);
     BOOST_CHECK_EQUAL(notes, 192);
-    for (const char* f : {"", "-wal", "-shm", "-snapshots", "-snapshots-wal", "-snapshots-shm"})
-        std::remove((file + f).c_str());
+    remove_sqlite_files(file);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -730,10 +730,7 @@ BOOST_FIXTURE_TEST_CASE(sqlite_wal_stays_bounded_under_writes_beside_readers, St
         *s[cur] << "COMMIT";
     });
     long page = 0;
-    {
-        soci::session s(make_dialect(Backend::Sqlite)->factory(), "db=" + file);
-        s << "PRAGMA page_size", soci::into(page);
-    }
+    *raw() << "PRAGMA page_size", soci::into(page);
     // twice the frames of the WAL the restart comes at (4x the checkpoint's growth), headers too
     const long bound = 2 * 4 * SociStore::kCheckpointPages * (page + 24);
     std::atomic<long> largest{0};
