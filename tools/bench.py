@@ -788,8 +788,11 @@ def start_stack(a, db):
     from harness import Stack
     # Snapshots made while preparing must outlive every round of search_snapshot_pages.
     # wrk is one address standing for many clients: nginx's per-address and pool limits must
-    # not shed its connections.
-    shield = {"CONN_PER_ADDR": max(32, a.connections), "POOL_MAX_CONNS": max(64, a.connections)}
+    # not shed its connections: the most a scenario opens (search_mixed_with_writes adds the
+    # writers' connections) and the status page's poller, which nginx counts as well (with 32
+    # connections and CONN_PER_ADDR 32 list_filtered had 1,033 JSON 503s in 10 s).
+    in_flight = a.connections + a.write_connections + 1
+    shield = {"CONN_PER_ADDR": max(32, in_flight), "POOL_MAX_CONNS": max(64, in_flight)}
     # The background merger runs as notesd's defaults have it (the e2e harness turns it off):
     # writes are measured with the folds and merges they cause.
     config = {"workers": a.workers, "snapshot_ttl_s": 6 * 3600, "merge_interval_ms": 1000,
