@@ -91,6 +91,10 @@ public:
     std::vector<WriteOutcome> write_batch(long long user_id,
                                           const std::vector<CollectionInput>& collections,
                                           const std::vector<NoteInput>& notes) override;
+    std::unique_ptr<PreparedNotes> prepare_batch(std::vector<NoteInput> notes) const override;
+    std::vector<WriteOutcome> write_prepared(long long user_id,
+                                             const std::vector<CollectionInput>& collections,
+                                             PreparedNotes& prepared) override;
     long long pack_postings(long long user_id) override;
     // the merge policy's steps (soci_compact.cpp)
     IndexCompaction compact_index(long long user_id) override;
@@ -234,6 +238,10 @@ private:
     /// Schema 019: stored plain texts as edits of their content (plain_text_codec.hpp).
     void encode_stored_plain_texts();
     void lock_user(long long user_id);
+    /// write_batch's transaction, the collections checked and the notes prepared.
+    std::vector<WriteOutcome> write_notes(long long user_id,
+                                          const std::vector<CollectionInput>& colls,
+                                          const std::vector<detail::NoteWrite>& prepared);
     long long run_insert(soci::statement& st, const char* table, long long& id);
     void upsert_collection(const CollectionInput& c, std::map<std::string, long long>& ids,
                            detail::IndexDelta& delta);

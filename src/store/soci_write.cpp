@@ -372,18 +372,51 @@ void SociStore::relink_note(const NoteWrite& n, long long note_id, bool existed,
     }
 }
 
-std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
-                                                 const std::vector<CollectionInput>& collections,
-                                                 const std::vector<NoteInput>& notes) {
-    // Validate everything before the transaction: a bad item fails the batch without a write.
-    std::vector<CollectionInput> colls = collections;
+namespace {
+
+// Validated before the transaction: a bad item fails the batch without a write.
+std::vector<CollectionInput> checked_collections(std::vector<CollectionInput> colls) {
     for (CollectionInput& c : colls) {
         c.id = detail::canonical(c.id, "collection");
         detail::need_utf8(c.title, "collection title");
         if (c.description) detail::need_utf8(*c.description, "collection description");
     }
-    const std::vector<NoteWrite> prepared = detail::prepare_notes(notes);
+    return colls;
+}
 
+// prepare_batch's notes with their analysis (each NoteWrite points into `notes`, whose
+// elements stay where they are when the object moves).
+struct SociPreparedNotes : PreparedNotes {
+    std::vector<NoteWrite> writes;
+};
+
+}  // namespace
+
+std::vector<WriteOutcome> SociStore::write_batch(long long user_id,
+                                                 const std::vector<CollectionInput>& collections,
+                                                 const std::vector<NoteInput>& notes) {
+    const std::vector<CollectionInput> colls = checked_collections(collections);
+    return write_notes(user_id, colls, detail::prepare_notes(notes));
+}
+
+std::unique_ptr<PreparedNotes> SociStore::prepare_batch(std::vector<NoteInput> notes) const {
+    auto out = std::make_unique<SociPreparedNotes>();
+    out->notes = std::move(notes);
+    out->writes = detail::prepare_notes(out->notes);
+    return out;
+}
+
+std::vector<WriteOutcome> SociStore::write_prepared(long long user_id,
+                                                    const std::vector<CollectionInput>& collections,
+                                                    PreparedNotes& prepared) {
+    auto* mine = dynamic_cast<SociPreparedNotes*>(&prepared);
+    if (!mine) return write_batch(user_id, collections, prepared.notes);
+    return write_notes(user_id, checked_collections(collections), mine->writes);
+}
+
+std::vector<WriteOutcome> SociStore::write_notes(long long user_id,
+                                                 const std::vector<CollectionInput>& colls,
+                                                 const std::vector<NoteWrite>& prepared) {
     return guarded("write_batch", [&] {
         std::vector<WriteOutcome> out;
         out.reserve(prepared.size());

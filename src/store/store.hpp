@@ -116,6 +116,14 @@ struct IndexStep {
     long long fold_postings = 0, fold_publish_us = 0;
 };
 
+/// Notes checked and analysed for NoteWriter::write_prepared (a store keeps its analysis in a
+/// subclass).
+class PreparedNotes {
+public:
+    virtual ~PreparedNotes() = default;
+    std::vector<NoteInput> notes;
+};
+
 class NoteWriter {
 public:
     virtual ~NoteWriter() = default;
@@ -125,6 +133,20 @@ public:
     virtual std::vector<WriteOutcome> write_batch(long long user_id,
                                                   const std::vector<CollectionInput>& collections,
                                                   const std::vector<NoteInput>& notes) = 0;
+    /// write_batch in two halves. prepare_batch checks and analyses the notes (invalid_argument
+    /// as write_batch would throw it): CPU only, touching neither the database nor the
+    /// writer's state, so one thread may prepare a batch while another writes the one before
+    /// (an import's pipeline, ingest/import.cpp). write_prepared then writes them.
+    virtual std::unique_ptr<PreparedNotes> prepare_batch(std::vector<NoteInput> notes) const {
+        auto out = std::make_unique<PreparedNotes>();
+        out->notes = std::move(notes);
+        return out;
+    }
+    virtual std::vector<WriteOutcome> write_prepared(long long user_id,
+                                                     const std::vector<CollectionInput>& collections,
+                                                     PreparedNotes& prepared) {
+        return write_batch(user_id, collections, prepared.notes);
+    }
     /// Deletes a live or trashed note with its links and index entries for good; false when
     /// the user has no such note.
     virtual bool delete_note(long long user_id, const std::string& note_id) = 0;

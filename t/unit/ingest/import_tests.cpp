@@ -8,6 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -377,9 +381,21 @@ BOOST_AUTO_TEST_CASE(bad_paths_throw) {
     BOOST_CHECK_THROW(import_path(store, 7, fixtures() + "/md/root-note.md"), std::runtime_error);
 }
 
-BOOST_AUTO_TEST_CASE(real_corpus_til) {
+// The til corpus of ../shared (a test that needs it fails without it).
+std::string til_corpus() {
     std::string til = shared_dir() + "/corpus/til";
     BOOST_REQUIRE_MESSAGE(fs::is_directory(til), "corpus missing: " + til + " (set NOTESD_SHARED)");
+    return til;
+}
+
+ImportOptions batches_of(std::size_t notes) {
+    ImportOptions o;
+    o.batch_size = notes;
+    return o;
+}
+
+BOOST_AUTO_TEST_CASE(real_corpus_til) {
+    const std::string til = til_corpus();
     FakeWriter store;
     ImportReport r = import_path(store, 1, til);
     BOOST_CHECK_EQUAL(format_summary(r),
@@ -406,12 +422,10 @@ BOOST_AUTO_TEST_CASE(real_corpus_til) {
 }
 
 BOOST_AUTO_TEST_CASE(killed_import_is_completed_by_a_rerun) {
-    std::string til = shared_dir() + "/corpus/til";
-    BOOST_REQUIRE_MESSAGE(fs::is_directory(til), "corpus missing: " + til + " (set NOTESD_SHARED)");
+    const std::string til = til_corpus();
     FakeWriter store;
     store.fail_on_batch = 3;
-    ImportOptions batches_of_200;
-    batches_of_200.batch_size = 200;
+    const ImportOptions batches_of_200 = batches_of(200);
     BOOST_CHECK_THROW(import_path(store, 1, til, batches_of_200), std::runtime_error);
     BOOST_CHECK_EQUAL(store.notes.size(), 400u);  // two whole batches, nothing partial
     BOOST_CHECK_EQUAL(store.collections.size(), 76u);
@@ -422,14 +436,65 @@ BOOST_AUTO_TEST_CASE(killed_import_is_completed_by_a_rerun) {
     BOOST_CHECK_EQUAL(store.notes.size(), 1873u);
 }
 
+// The pipeline of BatchWriter: the next batch is prepared while one is written, the writes one
+// at a time and in order, and an invalid note stops the import after the batches before it.
+class PipelineWriter : public FakeWriter {
+public:
+    int fail_prepare_on = 0;  // > 0: that prepare_batch call throws, as an invalid note does
+    bool overlapped = false;  // a prepare ran while a write waited for it
+    std::vector<std::size_t> written_sizes;
+
+    std::unique_ptr<PreparedNotes> prepare_batch(std::vector<NoteInput> batch) const override {
+        std::lock_guard<std::mutex> hold(mu_);
+        ++prepared_;
+        cv_.notify_all();
+        if (prepared_ == fail_prepare_on) throw std::invalid_argument("invalid note");
+        return NoteWriter::prepare_batch(std::move(batch));
+    }
+    std::vector<WriteOutcome> write_prepared(long long user, const std::vector<CollectionInput>& cols,
+                                             PreparedNotes& p) override {
+        if (writing_.fetch_add(1) != 0) throw std::runtime_error("two writes at once");
+        {
+            // The first write waits until the next batch is being prepared: without a
+            // pipeline that never happens and the wait runs out.
+            std::unique_lock<std::mutex> hold(mu_);
+            if (written_sizes.empty() && fail_prepare_on != 2)
+                overlapped = cv_.wait_for(hold, std::chrono::seconds(20), [&] { return prepared_ >= 2; });
+        }
+        written_sizes.push_back(p.notes.size());
+        auto out = write_batch(user, cols, p.notes);
+        writing_.fetch_sub(1);
+        return out;
+    }
+
+private:
+    mutable std::mutex mu_;
+    mutable std::condition_variable cv_;
+    mutable int prepared_ = 0;
+    std::atomic<int> writing_{0};
+};
+
+BOOST_AUTO_TEST_CASE(the_next_batch_is_prepared_while_one_is_written) {
+    const std::string til = til_corpus();
+    const ImportOptions of_500 = batches_of(500);
+    PipelineWriter store;
+    BOOST_CHECK_EQUAL(import_path(store, 1, til, of_500).notes_new, 1873);
+    BOOST_CHECK(store.overlapped);
+    BOOST_CHECK(store.written_sizes == (std::vector<std::size_t>{500, 500, 500, 373}));
+    BOOST_CHECK_EQUAL(store.notes.size(), 1873u);
+
+    PipelineWriter failing;
+    failing.fail_prepare_on = 3;
+    BOOST_CHECK_THROW(import_path(failing, 1, til, of_500), std::invalid_argument);
+    BOOST_CHECK(failing.written_sizes == (std::vector<std::size_t>{500, 500}));  // then it stopped
+    BOOST_CHECK_EQUAL(failing.notes.size(), 1000u);
+}
+
 // A batch ends at batch_size notes or once its text reaches batch_bytes, whichever comes first.
 BOOST_AUTO_TEST_CASE(batches_end_at_a_count_or_a_size) {
-    std::string til = shared_dir() + "/corpus/til";
-    BOOST_REQUIRE_MESSAGE(fs::is_directory(til), "corpus missing: " + til + " (set NOTESD_SHARED)");
+    const std::string til = til_corpus();
     FakeWriter by_count;
-    ImportOptions of_500;
-    of_500.batch_size = 500;
-    import_path(by_count, 1, til, of_500);
+    import_path(by_count, 1, til, batches_of(500));
     BOOST_CHECK_EQUAL(by_count.batches, 4);
     FakeWriter by_size;
     ImportOptions tiny;
