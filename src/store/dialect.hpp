@@ -29,6 +29,10 @@ struct DbTarget {
     /// FULL: in WAL mode it syncs the WAL at every commit, so a write that answered 200 (and a
     /// batch notesctl reported) survives a power cut; NORMAL syncs only at checkpoints.
     std::string sqlite_synchronous = "FULL";
+    /// The index's merge and fold steps sync the WAL after each transaction as API writes do
+    /// (FULL only; soci_compact.cpp step_write). A notesd merger does, so that the API writers'
+    /// syncs beside it do not carry its pages; notesctl (open_store_for_bulk) does not.
+    bool sync_index_steps = true;
     int sqlite_cache_mb = 0;  ///< SQLite page cache per connection; 0: SQLite's default (2 MB)
     bool sqlite_cache_set = false;  ///< the connection string set cache_mb= (open_store's defaults yield)
     /// SQLite memory-mapped I/O of the main file, MiB; 0: off (the default). SQLite caps it
