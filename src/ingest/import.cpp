@@ -99,7 +99,7 @@ public:
           batch_bytes_(opt.batch_bytes), report_(report), collections_(std::move(collections)), progress_(opt.progress, total) {}
 
     void add(NoteInput note) {
-        // The store derives the terms while it writes the batch: about the plain text's size.
+        // prepare_batch derives the terms, about the plain text's size, kept until the write.
         bytes_ += note.content.size() + 2 * note.plain_text.size();
         notes_.push_back(std::move(note));
         if (notes_.size() >= batch_ || bytes_ >= batch_bytes_) hand_over();
@@ -334,7 +334,8 @@ ImportReport import_folder(NoteWriter& store, long long user_id, const fs::path&
     }
     BatchWriter writer(store, user_id, opt, report, to_inputs(spans), sources.size());
     for (MdSource& src : sources) {
-        // Pass 2: the text again, so that memory holds one batch rather than the whole tree.
+        // Pass 2: the text again, so that memory holds two batches (the one being written
+        // and the next) rather than the whole tree.
         std::string reason;
         FrontMatter fm;
         std::optional<std::string> text = read_text_file(src.path, reason);

@@ -21,7 +21,9 @@ struct ImportOptions {
     // writes wait for it only up to their busy timeout (doc/benchmarks.md, "Larger import
     // batches").
     std::size_t batch_size = 2500;
-    std::size_t batch_bytes = 64u << 20;  // bytes of text (content and derived fields) held
+    /// Bytes of text (content and derived fields) per batch; an import holds two batches at
+    /// once, the one being written and the next (BatchWriter's pipeline).
+    std::size_t batch_bytes = 64u << 20;
     bool progress = false;         // one updating line on stderr (notesctl: when it is a tty)
     /// Compact the user's search index at the end (NoteWriter::compact_index): the last small
     /// batch's rows into a segment, the batches' segments merged.

@@ -454,8 +454,10 @@ DbTarget parse_connection_string(const std::string& conn) {
 }
 
 std::unique_ptr<Dialect> make_dialect(Backend b) {
-    // Workers and notesctl are single-threaded and never share a connection between threads:
-    // SQLite then needs no mutex per call, a cost on every call. Only possible before SQLite
+    // No connection is used by two threads at once (workers and the merger are single-threaded;
+    // notesctl's import hands its connection to a writer thread one batch at a time, and the
+    // importing thread meanwhile only prepares, NoteWriter::prepare_batch): SQLite then needs
+    // no mutex per call, a cost on every call. Only possible before SQLite
     // initialises; later calls fail harmlessly and keep the default.
     static const bool multithread_mode =
         sqlite_api::sqlite3_config(SQLITE_CONFIG_MULTITHREAD) == SQLITE_OK;
