@@ -43,9 +43,9 @@ constexpr int kLostStepsAllowed = 3;
 // holds anything a client was told is stored. Each leaves the index exact, and the WAL is
 // written in order, so a power loss keeps a prefix of them, a state the next step carries on
 // from like the one a SIGKILL leaves (a hidden segment half written, retired blocks not yet
-// dropped); the next synced commit, or a checkpoint's own sync, covers their frames. A pack of
-// 20,000 imported notes synced 859 times, about a second of its 2.3 s. The merger still syncs:
-// without, the workers' syncs flushed its pages and API writes' p99 doubled.
+// dropped); the next synced commit, or a checkpoint's own sync, covers their frames. A pack
+// spent nearly half its time in those syncs. The merger still syncs: without, the workers'
+// syncs beside it flushed its pages as well and API writes' p99 doubled.
 template <class F>
 long long SociStore::step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f) {
     return guarded(op, [&] {

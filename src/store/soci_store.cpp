@@ -60,8 +60,8 @@ void default_cache(DbTarget& t, int mb) {
 std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string) {
     DbTarget t = parse_connection_string(connection_string);
     default_cache(t, 512);
-    // A pack of 20,000 imported notes: 2.28 -> 1.84 s; the whole import of 100,000 notes
-    // 45.5 -> 42.0 s (doc/benchmarks.md, "An import in two stages").
+    // A bulk tool's index upkeep (an import's compaction, pack) need not sync each step
+    // (SociStore::step_write; doc/benchmarks.md, "An import in two stages").
     t.sync_index_steps = false;
     return std::make_unique<SociStore>(std::move(t));
 }

@@ -117,9 +117,8 @@ struct IndexStep {
 };
 
 /// Notes checked and analysed for NoteWriter::write_prepared (a store keeps its analysis in a
-/// subclass).
-/// The store's analysis may point into `notes`: they are not to be changed once prepared, and
-/// the object is moved (behind its unique_ptr), never copied.
+/// subclass, which may point into `notes`: they are not changed once prepared, and the object
+/// is moved behind its unique_ptr, never copied).
 class PreparedNotes {
 public:
     PreparedNotes() = default;

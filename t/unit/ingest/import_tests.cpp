@@ -381,6 +381,8 @@ BOOST_AUTO_TEST_CASE(bad_paths_throw) {
     BOOST_CHECK_THROW(import_path(store, 7, fixtures() + "/md/root-note.md"), std::runtime_error);
 }
 
+namespace {
+
 // The til corpus of ../shared (a test that needs it fails without it).
 std::string til_corpus() {
     std::string til = shared_dir() + "/corpus/til";
@@ -393,6 +395,8 @@ ImportOptions batches_of(std::size_t notes) {
     o.batch_size = notes;
     return o;
 }
+
+}  // namespace
 
 BOOST_AUTO_TEST_CASE(real_corpus_til) {
     const std::string til = til_corpus();
@@ -436,6 +440,8 @@ BOOST_AUTO_TEST_CASE(killed_import_is_completed_by_a_rerun) {
     BOOST_CHECK_EQUAL(store.notes.size(), 1873u);
 }
 
+namespace {
+
 // The pipeline of BatchWriter: the next batch is prepared while one is written, the writes one
 // at a time and in order, and an invalid note stops the import after the batches before it.
 class PipelineWriter : public FakeWriter {
@@ -473,6 +479,8 @@ private:
     mutable int prepared_ = 0;
     std::atomic<int> writing_{0};
 };
+
+}  // namespace
 
 BOOST_AUTO_TEST_CASE(the_next_batch_is_prepared_while_one_is_written) {
     const std::string til = til_corpus();
