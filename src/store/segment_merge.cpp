@@ -138,15 +138,13 @@ void Segments::mark_dropping(long long segment_id) {
         soci::use(dropping, "l"), soci::use(id, "s");
 }
 
-std::vector<std::string> Segments::block_cuts(const std::vector<long long>& segment_ids,
-                                              std::size_t n, std::size_t bytes) {
-    if (segment_ids.empty()) return {};
-    long long size = 0;
+std::vector<std::string> Segments::block_cuts(long long segment_id, std::size_t n, std::size_t bytes) {
+    long long id = segment_id, size = 0;
     std::string term;
     std::vector<std::string> cuts;
     soci::statement st = Prep(session_, "SELECT term, LENGTH(data) FROM segment_blocks WHERE "
-                                        "segment_id IN (" + join_ids(segment_ids) + ") ORDER BY term")
-                             .out(term).out(size).done();
+                                        "segment_id = :s ORDER BY term, first_ord")
+                             .out(term).out(size).in(id, "s").done();
     st.execute();
     std::size_t blocks = 0, run = 0;
     while (st.fetch()) {
@@ -161,15 +159,15 @@ std::vector<std::string> Segments::block_cuts(const std::vector<long long>& segm
     return cuts;
 }
 
-void Segments::delete_blocks(const std::vector<long long>& segment_ids, const std::string& from,
-                             const std::string& to) {
-    if (segment_ids.empty()) return;
+void Segments::delete_blocks(long long segment_id, const std::string& from, const std::string& to) {
+    long long id = segment_id;
     std::string a = from, b = to;
-    const std::string in = "DELETE FROM segment_blocks WHERE segment_id IN (" + join_ids(segment_ids) + ")";
     if (b.empty())
-        session_ << in + " AND term >= :a", soci::use(a, "a");
+        session_ << "DELETE FROM segment_blocks WHERE segment_id = :s AND term >= :a", soci::use(id, "s"),
+            soci::use(a, "a");
     else
-        session_ << in + " AND term >= :a AND term < :b", soci::use(a, "a"), soci::use(b, "b");
+        session_ << "DELETE FROM segment_blocks WHERE segment_id = :s AND term >= :a AND term < :b",
+            soci::use(id, "s"), soci::use(a, "a"), soci::use(b, "b");
 }
 
 void Segments::delete_dropped(long long segment_id) {

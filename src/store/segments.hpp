@@ -143,15 +143,12 @@ public:
     std::vector<long long> mark_hidden_dropping(long long user_id);
     /// Marks one unpublished segment dropping.
     void mark_dropping(long long segment_id);
-    /// Term bounds cutting the blocks of these segments together, in term order, into runs of
-    /// about `n` blocks or `bytes` bytes (read outside a write transaction). Cutting them
-    /// together rather than one segment after the other touches each page of the blocks' term
-    /// index once, where a segment at a time rewrote every page once per segment.
-    std::vector<std::string> block_cuts(const std::vector<long long>& segment_ids, std::size_t n,
-                                        std::size_t bytes);
-    /// Deletes the dropping segments' blocks with from <= term < to (to empty: to the end).
-    void delete_blocks(const std::vector<long long>& segment_ids, const std::string& from,
-                       const std::string& to);
+    /// Term bounds cutting a dropping segment's blocks, in term order, into runs of about `n`
+    /// blocks or `bytes` bytes (read outside a write transaction). Since schema 016 a segment's
+    /// blocks are one range of the table and of its index, so each run is a contiguous delete.
+    std::vector<std::string> block_cuts(long long segment_id, std::size_t n, std::size_t bytes);
+    /// Deletes the dropping segment's blocks with from <= term < to (to empty: to the end).
+    void delete_blocks(long long segment_id, const std::string& from, const std::string& to);
     /// Deletes what is left of a dropping segment, blocks and row.
     void delete_dropped(long long segment_id);
 

@@ -23,17 +23,17 @@ constexpr long long kPackFoldNotes = 256;
 constexpr long long kPackFoldPostings = 50000;
 // index_state counts the notes with postings rows up to this many (the count scans the rows).
 constexpr long long kPendingCap = 4096;
-// A merge writes its blocks this many (or this many bytes) per transaction, and drops
-// retired segments' blocks about this many per transaction.
+// A merge writes its blocks this many (or this many bytes) per transaction.
 constexpr std::size_t kBlocksPerWrite = 250;
 constexpr std::size_t kBytesPerWrite = 512 << 10;
-constexpr std::size_t kBlocksPerDelete = 250;
+// A retired segment loses its blocks about this many (or this many bytes) per transaction:
+// each is one contiguous range of the table and its index, so a transaction costs a few
+// pages besides those it frees (a pack of 100,000 notes: 0.25 ms each at 250 blocks, 0.7 ms
+// at 1,000, 2.5 ms at 4,000, the larger ones a little faster in all).
+constexpr std::size_t kBlocksPerDelete = 1000;
+constexpr std::size_t kBytesPerDelete = 4 << 20;
 // A fold's blocks are small (a few postings each) and appended (schema 016): 1,500 took 2.1 ms.
 constexpr std::size_t kFoldBlocksPerWrite = 4000;
-// Retired segments lose their blocks together, term range by term range; each transaction
-// also rewrites a partly emptied page of every segment, so it takes at least this many blocks
-// per segment (a 116-segment drop: 250 blocks a transaction took 82 s, 5,000 took 30 s).
-constexpr std::size_t kBlocksPerDeletePerSegment = 20;
 // Steps a pack runs at most after losing one to a concurrent merge.
 constexpr int kLostStepsAllowed = 3;
 
@@ -136,19 +136,18 @@ long long SociStore::drop_interrupted_merges(long long user_id) {
 }
 
 void SociStore::drop_segments(const std::vector<long long>& segment_ids, IndexStep& step) {
-    if (segment_ids.empty()) return;
-    const std::vector<std::string> cuts = reading("drop_segment", [&] {
-        const std::size_t n = std::max(kBlocksPerDelete, kBlocksPerDeletePerSegment * segment_ids.size());
-        return segments_.block_cuts(segment_ids, n, kBytesPerWrite / kBlocksPerDelete * n);
-    });
-    std::string from;
-    for (const std::string& to : cuts) {
-        step_write("drop_segment", 0, step, [&] { segments_.delete_blocks(segment_ids, from, to); });
-        from = to;
+    for (long long id : segment_ids) {
+        const std::vector<std::string> cuts = reading("drop_segment", [&] {
+            return segments_.block_cuts(id, kBlocksPerDelete, kBytesPerDelete);
+        });
+        std::string from;
+        for (const std::string& to : cuts) {
+            step_write("drop_segment", 0, step, [&] { segments_.delete_blocks(id, from, to); });
+            from = to;
+        }
+        // the last range goes with the segment's row
+        step_write("drop_segment", 0, step, [&] { segments_.delete_dropped(id); });
     }
-    step_write("drop_segment", 0, step, [&] {  // the last range goes with each segment's row
-        for (long long id : segment_ids) segments_.delete_dropped(id);
-    });
 }
 
 template <class Produce>

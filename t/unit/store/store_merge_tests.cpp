@@ -149,6 +149,39 @@ BOOST_FIXTURE_TEST_CASE(publish_loses_when_its_inputs_or_row_went_away, StoreFix
     BOOST_CHECK_EQUAL(postings(merger, u, "alpha").size(), 6u);
 }
 
+// A retired segment loses its blocks range after range (more blocks than one transaction
+// takes): after the compaction no block of a dropped segment is left, on every backend, and the
+// merged segment answers for every word of both inputs.
+BOOST_FIXTURE_TEST_CASE(retired_segments_lose_every_block_in_ranges, StoreFixture) {
+    const long long u = user("drop-ranges");
+    for (int b = 0; b < 6; ++b) {  // six segments of 1,280 distinct words each
+        std::vector<NoteInput> batch;
+        for (int i = 0; i < 64; ++i) {
+            NoteInput n = plain_note("drop batch " + std::to_string(b) + " note " + std::to_string(i));
+            n.plain_text.clear();
+            for (int w = 0; w < 20; ++w)
+                n.plain_text += "q" + std::to_string(b) + "x" + std::to_string(i * 20 + w) + " ";
+            batch.push_back(n);
+        }
+        store->write_batch(u, {}, batch);
+    }
+    const IndexCompaction c = store->compact_index(u);
+    BOOST_CHECK_GE(c.merged_segments, 2);
+    auto db = raw();
+    long long orphans = -1, segments = -1;
+    *db << "SELECT COUNT(*) FROM segment_blocks b WHERE b.user_id = :u AND NOT EXISTS (SELECT 1 "
+           "FROM index_segments s WHERE s.id = b.segment_id)",
+        soci::into(orphans), soci::use(u, "u");
+    BOOST_CHECK_EQUAL(orphans, 0);
+    *db << "SELECT COUNT(*) FROM index_segments WHERE user_id = :u", soci::into(segments), soci::use(u, "u");
+    BOOST_CHECK_EQUAL(segments, c.segments);
+    const std::unique_ptr<Dialect> d = make_dialect(target.backend);
+    Conn reader(target, *d);
+    for (const char* word : {"q0x0", "q0x1279", "q1x0", "q3x600", "q5x1279"})
+        BOOST_CHECK_EQUAL(postings(reader, u, word).size(), 1u);
+    BOOST_CHECK(store->check_user(u).empty());
+}
+
 // A new SQLite file is created with 16 KiB pages and auto_vacuum=INCREMENTAL, and compact_index
 // gives the pages its merges freed back to the file system (an import's file was a third free
 // pages before).
