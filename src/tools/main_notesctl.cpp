@@ -1,5 +1,6 @@
 // notesctl: the admin tool (schema, users, tokens, import, demo data). Exit status: 0 ok,
 // 1 an error was reported, 2 usage.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -373,7 +374,17 @@ int status_command(const Args& a) {
     return print_status(address, format);
 }
 
+// A bulk command allocates and frees a batch's buffers (text, tokens, segment blocks) every few
+// hundred milliseconds. glibc gives large freed chunks back to the kernel (mmap threshold,
+// heap trimming), so each batch faulted its pages in again (doc/benchmarks.md, "The import's
+// allocations kept"). A short-lived tool keeps them instead.
+void keep_freed_memory() {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 int run(int argc, char** argv) {
+    keep_freed_memory();
     Args args;
     try {
         args = parse_args(argc, argv);
