@@ -34,6 +34,8 @@ struct PostingKey {
     }
 };
 
+struct PrebuiltSegment;  // soci_stmt.hpp
+
 /// Index changes of one write transaction, applied in key order so B-tree neighbours are
 /// written together. Changes of one key (a note written twice in a batch) net out in order.
 struct IndexDelta {
@@ -52,6 +54,9 @@ struct IndexDelta {
     /// not look one up per note (a round trip each on the servers).
     bool none_pending = false;
     SegmentBuilder segment;
+    /// A segment of the batch built before the transaction (SociStore::prepare_batch) while it
+    /// still holds the notes written; nullptr once a note turned out not to be new.
+    PrebuiltSegment* prebuilt = nullptr;
     std::vector<std::pair<std::string, int>> df;    // (term, +1 or -1)
     long long notes = 0, collections = 0, title_tokens = 0, body_tokens = 0;
 

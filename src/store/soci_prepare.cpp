@@ -4,8 +4,11 @@
 #include <exception>
 #include <stdexcept>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 
 #include "index/note_index.hpp"
+#include "store/index_strategy.hpp"
 #include "store/plain_text_codec.hpp"
 #include "store/soci_stmt.hpp"
 #include "base/util.hpp"
@@ -125,6 +128,45 @@ std::vector<NoteWrite> prepare_notes(const std::vector<NoteInput>& notes) {
     for (std::size_t k = 0; k < threads; ++k)  // parts are in batch order
         if (failed[k]) std::rethrow_exception(failed[k]);
     return out;
+}
+
+void add_to_segment(const NoteWrite& n, const std::vector<TermCount>& old_terms, IndexDelta& delta) {
+    auto by_term = [](const TermCount& a, const TermCount& b) { return a.term < b.term; };
+    std::vector<SegmentTerm> terms;
+    terms.reserve(n.terms.size());
+    for (const TermCount& t : n.terms) {
+        auto it = std::lower_bound(old_terms.begin(), old_terms.end(), t, by_term);
+        if (it == old_terms.end() || it->term != t.term) delta.df.emplace_back(t.term, +1);
+        terms.push_back(SegmentTerm{t.term, t.title_tf, t.body_tf, t.pos});
+    }
+    delta.segment.add(SegmentNote{n.in->updated_us, n.hi, n.lo, n.in->created_us, n.in->flags,
+                                  n.title_len, n.body_len},
+                      std::move(terms));
+}
+
+void prebuild_segment(const std::vector<NoteWrite>& notes, PrebuiltSegment& out) {
+    IndexDelta built;
+    for (const NoteWrite& n : notes) add_to_segment(n, {}, built);
+    out.segment = std::move(built.segment);
+    // summed here, so the writer's apply_df sums a term once rather than once per note
+    std::unordered_map<std::string_view, int> df;
+    for (const auto& [term, d] : built.df) df[term] += d;
+    out.df.reserve(df.size());
+    for (const auto& [term, d] : df) out.df.emplace_back(std::string(term), d);
+    out.notes = notes.size();
+}
+
+void drop_prebuilt(IndexDelta& delta) {
+    PrebuiltSegment* p = std::exchange(delta.prebuilt, nullptr);
+    for (const NoteWrite* n : p->taken) add_to_segment(*n, {}, delta);
+}
+
+void use_prebuilt(IndexDelta& delta) {
+    if (delta.prebuilt->taken.size() != delta.prebuilt->notes) return drop_prebuilt(delta);
+    PrebuiltSegment* p = std::exchange(delta.prebuilt, nullptr);
+    delta.segment = std::move(p->segment);
+    delta.df.insert(delta.df.end(), p->df.begin(), p->df.end());
+    p->spent = true;
 }
 
 }  // namespace notesd::detail

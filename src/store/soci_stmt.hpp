@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "index/note_index.hpp"
+#include "index/segment.hpp"
 #include "base/model.hpp"
 #include "base/util.hpp"
 #include "store/dialect.hpp"
@@ -242,6 +243,31 @@ struct NoteWrite {
     /// The stored version's terms if counted before the lock (else counted under it).
     const StoredTerms* before = nullptr;
 };
+
+/// An import batch's segment and term_df changes, built before its write transaction on the
+/// assumption that every note of it is new (a first import): the writer then only checks that
+/// assumption note by note. `taken` collects the notes written so far that it stands for; when
+/// a note turns out to exist, to be trashed or to replace a pending entry, those notes go into
+/// the transaction's own segment the usual way and the prebuilt one is dropped.
+struct PrebuiltSegment {
+    SegmentBuilder segment;
+    std::vector<std::pair<std::string, int>> df;  // +1 per term, summed per term
+    std::size_t notes = 0;
+    std::vector<const NoteWrite*> taken;
+    bool spent = false;  ///< its segment moved into a transaction
+};
+
+/// PrebuiltSegment of these notes (CPU only: no database).
+void prebuild_segment(const std::vector<NoteWrite>& notes, PrebuiltSegment& out);
+
+struct IndexDelta;  // index_strategy.hpp
+/// The whole note n into the delta's segment; term_df gains the terms old_terms lacks.
+void add_to_segment(const NoteWrite& n, const std::vector<TermCount>& old_terms, IndexDelta& delta);
+/// A note of the batch was not new: the notes delta.prebuilt stood for so far go into the
+/// delta's own segment the usual way, and the prebuilt one is not used.
+void drop_prebuilt(IndexDelta& delta);
+/// Every note of the batch was new and written: delta.prebuilt becomes the delta's segment.
+void use_prebuilt(IndexDelta& delta);
 
 /// The canonical form of a uuid; invalid_argument naming `what` otherwise.
 std::string canonical(const std::string& uuid, const char* what);

@@ -241,7 +241,8 @@ private:
     /// write_batch's transaction, the collections checked and the notes prepared.
     std::vector<WriteOutcome> write_notes(long long user_id,
                                           const std::vector<CollectionInput>& colls,
-                                          const std::vector<detail::NoteWrite>& prepared);
+                                          const std::vector<detail::NoteWrite>& prepared,
+                                          detail::PrebuiltSegment* prebuilt = nullptr);
     long long run_insert(soci::statement& st, const char* table, long long& id);
     void upsert_collection(const CollectionInput& c, std::map<std::string, long long>& ids,
                            detail::IndexDelta& delta);

@@ -201,16 +201,14 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     delta.title_tokens += n->title_len;
     delta.body_tokens += n->body_len;
     if (delta.to_segment) {  // the whole note into the segment (a later version replaces it)
-        std::vector<SegmentTerm> terms;
-        terms.reserve(new_terms.size());
-        for (const TermCount& t : new_terms) {
-            auto it = std::lower_bound(old_terms.begin(), old_terms.end(), t, by_term);
-            if (it == old_terms.end() || it->term != t.term) delta.df.emplace_back(t.term, +1);
-            terms.push_back(SegmentTerm{t.term, t.title_tf, t.body_tf, t.pos});
+        if (delta.prebuilt) {
+            if (!existed && old_terms.empty()) {  // new: in the prebuilt segment already
+                delta.prebuilt->taken.push_back(n);
+                return;
+            }
+            detail::drop_prebuilt(delta);
         }
-        delta.segment.add(SegmentNote{n->in->updated_us, hi, lo, n->in->created_us, n->in->flags,
-                                      n->title_len, n->body_len},
-                          std::move(terms));
+        detail::add_to_segment(*n, old_terms, delta);
         return;
     }
     for (const TermCount& t : new_terms) {
@@ -291,7 +289,9 @@ void SociStore::apply_index(long long user_id, detail::IndexDelta& delta) {
     }
     const bool to_segment = delta.to_segment, to_pending = delta.to_pending;
     const bool none_pending = delta.none_pending;
+    detail::PrebuiltSegment* const prebuilt = delta.prebuilt;
     delta = detail::IndexDelta();
+    delta.prebuilt = prebuilt;
     delta.to_segment = to_segment;
     delta.to_pending = to_pending;
     delta.none_pending = none_pending;
@@ -388,6 +388,7 @@ std::vector<CollectionInput> checked_collections(std::vector<CollectionInput> co
 // elements stay where they are when the object moves).
 struct SociPreparedNotes : PreparedNotes {
     std::vector<NoteWrite> writes;
+    std::optional<detail::PrebuiltSegment> prebuilt;  // a batch written as a segment
 };
 
 }  // namespace
@@ -403,6 +404,9 @@ std::unique_ptr<PreparedNotes> SociStore::prepare_batch(std::vector<NoteInput> n
     auto out = std::make_unique<SociPreparedNotes>();
     out->notes = std::move(notes);
     out->writes = detail::prepare_notes(out->notes);
+    // The segment is built here, beside the previous batch's write, rather than by the writer.
+    if (out->writes.size() >= detail::kSegmentMinNotes)
+        detail::prebuild_segment(out->writes, out->prebuilt.emplace());
     return out;
 }
 
@@ -411,12 +415,14 @@ std::vector<WriteOutcome> SociStore::write_prepared(long long user_id,
                                                     PreparedNotes& prepared) {
     auto* mine = dynamic_cast<SociPreparedNotes*>(&prepared);
     if (!mine) return write_batch(user_id, collections, prepared.notes);
-    return write_notes(user_id, checked_collections(collections), mine->writes);
+    return write_notes(user_id, checked_collections(collections), mine->writes,
+                       mine->prebuilt ? &*mine->prebuilt : nullptr);
 }
 
 std::vector<WriteOutcome> SociStore::write_notes(long long user_id,
                                                  const std::vector<CollectionInput>& colls,
-                                                 const std::vector<NoteWrite>& prepared) {
+                                                 const std::vector<NoteWrite>& prepared,
+                                                 detail::PrebuiltSegment* prebuilt) {
     return guarded("write_batch", [&] {
         std::vector<WriteOutcome> out;
         out.reserve(prepared.size());
@@ -427,19 +433,26 @@ std::vector<WriteOutcome> SociStore::write_notes(long long user_id,
         detail::IndexDelta delta;
         delta.to_segment = prepared.size() >= detail::kSegmentMinNotes;
         delta.none_pending = pending_.count(user_id) == 0;  // a batch writes no pending row
+        if (delta.to_segment && prebuilt && !prebuilt->spent) {
+            prebuilt->taken.clear();
+            delta.prebuilt = prebuilt;
+        }
         for (const CollectionInput& c : colls) upsert_collection(c, ids, delta);
         for (const NoteWrite& n : prepared) {
             // Ids are unique across live and trashed notes: a re-import leaves a trashed one
             // in the trash.
             if (is_trashed(user_id, n.id)) {
                 out.push_back(WriteOutcome::Unchanged);
+                if (delta.prebuilt) detail::drop_prebuilt(delta);
                 continue;
             }
             out.push_back(upsert_note(n, ids, delta));
+            if (delta.prebuilt && out.back() != WriteOutcome::Inserted) detail::drop_prebuilt(delta);
             // A huge batch is applied in parts, so memory stays bounded.
             if (delta.ops.size() + delta.segment.postings() >= kMaxPendingPostings)
                 apply_index(user_id, delta);
         }
+        if (delta.prebuilt) detail::use_prebuilt(delta);
         apply_index(user_id, delta);
         time_counts().write(user_id);
         tx.commit();

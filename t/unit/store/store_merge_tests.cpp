@@ -4,6 +4,7 @@
 // unpublished row went away. Every backend (two connections to the same database).
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -179,6 +180,44 @@ BOOST_FIXTURE_TEST_CASE(retired_segments_lose_every_block_in_ranges, StoreFixtur
     Conn reader(target, *d);
     for (const char* word : {"q0x0", "q0x1279", "q1x0", "q3x600", "q5x1279"})
         BOOST_CHECK_EQUAL(postings(reader, u, word).size(), 1u);
+    BOOST_CHECK(store->check_user(u).empty());
+}
+
+// An import batch's segment is built before its transaction (prepare_batch) on the assumption
+// that every note is new; a batch with a stored note in the middle is indexed the usual way, a
+// batch of new notes with the prebuilt segment, and both leave the index exact.
+BOOST_FIXTURE_TEST_CASE(a_prepared_batch_is_indexed_exactly_with_or_without_its_prebuilt_segment,
+                        StoreFixture) {
+    const long long u = user("prebuilt");
+    auto batch_of = [](int first, int count) {
+        std::vector<NoteInput> batch;
+        for (int i = first; i < first + count; ++i) {
+            NoteInput n = plain_note("prebuilt note " + std::to_string(i));
+            n.plain_text = "common own" + std::to_string(i);
+            batch.push_back(n);
+        }
+        return batch;
+    };
+    std::vector<NoteInput> stored = batch_of(0, 64);
+    store->write_batch(u, {}, stored);
+    std::vector<NoteInput> fresh = batch_of(100, 64);  // all new: the prebuilt segment
+    std::vector<WriteOutcome> out = store->write_prepared(u, {}, *store->prepare_batch(fresh));
+    BOOST_CHECK(std::count(out.begin(), out.end(), WriteOutcome::Inserted) == 64);
+    std::vector<NoteInput> mixed = batch_of(200, 80);  // a stored note changed in the middle
+    NoteInput changed = stored[5];
+    changed.plain_text = "common replaced5";
+    changed.updated_us = 9;
+    mixed.insert(mixed.begin() + 40, changed);
+    mixed.insert(mixed.begin() + 60, stored[6]);  // and one unchanged
+    out = store->write_prepared(u, {}, *store->prepare_batch(mixed));
+    BOOST_CHECK(std::count(out.begin(), out.end(), WriteOutcome::Inserted) == 80);
+    BOOST_CHECK(out[40] == WriteOutcome::Updated);
+    BOOST_CHECK(out[60] == WriteOutcome::Unchanged);
+    const std::unique_ptr<Dialect> d = make_dialect(target.backend);
+    Conn reader(target, *d);
+    for (const char* word : {"own0", "own63", "own100", "own163", "own200", "own279", "replaced5", "own6"})
+        BOOST_CHECK_MESSAGE(postings(reader, u, word).size() == 1u, word);
+    BOOST_CHECK(postings(reader, u, "own5").empty());
     BOOST_CHECK(store->check_user(u).empty());
 }
 
