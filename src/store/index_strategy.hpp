@@ -46,7 +46,8 @@ struct IndexDelta {
         std::string pos;
     };
     std::vector<Op> ops;                            // in the order made
-    /// The notes added go into `segment` instead of postings rows (a large batch).
+    /// The notes added go into `segment` (or stand in `prebuilt`) instead of postings rows (a
+    /// large batch).
     bool to_segment = false;
     /// The notes written go into pending rows (store/pending_notes.hpp): an API write.
     bool to_pending = false;

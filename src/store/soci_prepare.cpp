@@ -158,6 +158,9 @@ void prebuild_segment(const std::vector<NoteWrite>& notes, PrebuiltSegment& out)
 
 void drop_prebuilt(IndexDelta& delta) {
     PrebuiltSegment* p = std::exchange(delta.prebuilt, nullptr);
+    p->segment = SegmentBuilder();  // its memory back before the notes are added again
+    p->df = {};
+    p->spent = true;
     for (const NoteWrite* n : p->taken) add_to_segment(*n, {}, delta);
 }
 

@@ -254,7 +254,7 @@ struct PrebuiltSegment {
     std::vector<std::pair<std::string, int>> df;  // +1 per term, summed per term
     std::size_t notes = 0;
     std::vector<const NoteWrite*> taken;
-    bool spent = false;  ///< its segment moved into a transaction
+    bool spent = false;  ///< its segment used or dropped
 };
 
 /// PrebuiltSegment of these notes (CPU only: no database).

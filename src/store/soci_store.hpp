@@ -4,6 +4,7 @@
 #pragma once
 #include <soci/soci.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -269,6 +270,9 @@ private:
     void apply_df(std::vector<std::pair<std::string, int>>& changes);
 
     DbTarget target_;
+    /// Whether the last batch written was all new notes: prepare_batch (another thread, an
+    /// import's pipeline) prebuilds the next batch's segment only then.
+    std::atomic<bool> last_batch_new_{true};
     std::unique_ptr<Dialect> dialect_;
     std::function<void()> on_fold_written_;
     soci::session sql_;

@@ -404,8 +404,13 @@ std::unique_ptr<PreparedNotes> SociStore::prepare_batch(std::vector<NoteInput> n
     auto out = std::make_unique<SociPreparedNotes>();
     out->notes = std::move(notes);
     out->writes = detail::prepare_notes(out->notes);
-    // The segment is built here, beside the previous batch's write, rather than by the writer.
-    if (out->writes.size() >= detail::kSegmentMinNotes)
+    // The segment is built here, beside the previous batch's write, rather than by the writer:
+    // while batches are new notes (a re-import of stored ones would build it to drop it), and
+    // within the postings write_notes holds at once.
+    std::size_t postings = 0;
+    for (const detail::NoteWrite& w : out->writes) postings += w.terms.size();
+    if (out->writes.size() >= detail::kSegmentMinNotes && postings <= kMaxPendingPostings &&
+        last_batch_new_.load(std::memory_order_relaxed))
         detail::prebuild_segment(out->writes, out->prebuilt.emplace());
     return out;
 }
@@ -448,11 +453,15 @@ std::vector<WriteOutcome> SociStore::write_notes(long long user_id,
             }
             out.push_back(upsert_note(n, ids, delta));
             if (delta.prebuilt && out.back() != WriteOutcome::Inserted) detail::drop_prebuilt(delta);
-            // A huge batch is applied in parts, so memory stays bounded.
+            // A huge batch is applied in parts, so memory stays bounded (prepare_batch builds a
+            // prebuilt segment only within the same bound).
             if (delta.ops.size() + delta.segment.postings() >= kMaxPendingPostings)
                 apply_index(user_id, delta);
         }
         if (delta.prebuilt) detail::use_prebuilt(delta);
+        last_batch_new_.store(std::count(out.begin(), out.end(), WriteOutcome::Inserted) ==
+                                  static_cast<std::ptrdiff_t>(out.size()),
+                              std::memory_order_relaxed);
         apply_index(user_id, delta);
         time_counts().write(user_id);
         tx.commit();

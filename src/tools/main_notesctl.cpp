@@ -378,9 +378,12 @@ int status_command(const Args& a) {
 // hundred milliseconds. glibc gives large freed chunks back to the kernel (mmap threshold,
 // heap trimming), so each batch faulted its pages in again (doc/benchmarks.md, "The import's
 // allocations kept"). A short-lived tool keeps them instead.
+// (notesd's workers do the same when built without tcmalloc: main_notesd.cpp.)
 void keep_freed_memory() {
+#if defined(M_TRIM_THRESHOLD)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
 }
 
 int run(int argc, char** argv) {

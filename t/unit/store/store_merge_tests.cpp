@@ -184,8 +184,8 @@ BOOST_FIXTURE_TEST_CASE(retired_segments_lose_every_block_in_ranges, StoreFixtur
 }
 
 // An import batch's segment is built before its transaction (prepare_batch) on the assumption
-// that every note is new; a batch with a stored note in the middle is indexed the usual way, a
-// batch of new notes with the prebuilt segment, and both leave the index exact.
+// that every note is new; batches with stored, trashed or repeated notes are indexed the usual
+// way, batches of new notes with the prebuilt segment, and all leave the index exact.
 BOOST_FIXTURE_TEST_CASE(a_prepared_batch_is_indexed_exactly_with_or_without_its_prebuilt_segment,
                         StoreFixture) {
     const long long u = user("prebuilt");
@@ -218,7 +218,73 @@ BOOST_FIXTURE_TEST_CASE(a_prepared_batch_is_indexed_exactly_with_or_without_its_
     for (const char* word : {"own0", "own63", "own100", "own163", "own200", "own279", "replaced5", "own6"})
         BOOST_CHECK_MESSAGE(postings(reader, u, word).size() == 1u, word);
     BOOST_CHECK(postings(reader, u, "own5").empty());
+    // an unchanged stored note first, a trashed one, and a new note twice (changed the second time)
+    BOOST_REQUIRE(store->trash_note(u, stored[8].id, 50));
+    std::vector<NoteInput> more = batch_of(300, 70);
+    more.insert(more.begin(), stored[7]);
+    more.push_back(stored[8]);
+    NoteInput again = more[10];
+    again.plain_text = "common again310";
+    more.push_back(again);
+    out = store->write_prepared(u, {}, *store->prepare_batch(more));
+    BOOST_CHECK(out[0] == WriteOutcome::Unchanged);
+    BOOST_CHECK(out[71] == WriteOutcome::Unchanged);  // stays in the trash
+    BOOST_CHECK(out[72] == WriteOutcome::Updated);
+    BOOST_CHECK(std::count(out.begin(), out.end(), WriteOutcome::Inserted) == 70);
+    for (const char* word : {"own300", "own369", "again310", "own7"})
+        BOOST_CHECK_MESSAGE(postings(reader, u, word).size() == 1u, word);
+    BOOST_CHECK(postings(reader, u, "own309").empty());  // more[10]'s first version
+    BOOST_CHECK(postings(reader, u, "own8").empty());    // in the trash
+    // all new again: without a prebuilt segment (the batch before was not all new), then with
+    for (int first : {400, 500}) {
+        out = store->write_prepared(u, {}, *store->prepare_batch(batch_of(first, 64)));
+        BOOST_CHECK(std::count(out.begin(), out.end(), WriteOutcome::Inserted) == 64);
+        for (int i : {first, first + 63})
+            BOOST_CHECK_EQUAL(postings(reader, u, "own" + std::to_string(i)).size(), 1u);
+    }
     BOOST_CHECK(store->check_user(u).empty());
+}
+
+// A dropping segment's blocks are cut into runs of about n blocks on term boundaries, and each
+// run's delete takes that segment's blocks of the run and nothing of another segment.
+BOOST_FIXTURE_TEST_CASE(block_cuts_split_a_segment_into_ranges_deleted_alone, StoreFixture) {
+    const long long u = user("block-cuts");
+    const std::unique_ptr<Dialect> d = make_dialect(target.backend);
+    Conn c(target, *d);
+    c.write(u, [&] {
+        SegmentBuilder b;
+        std::vector<SegmentTerm> terms;
+        for (int i = 10; i < 50; ++i) terms.push_back(SegmentTerm{"t" + std::to_string(i), 0, 1, "1"});
+        b.add(SegmentNote{100, 100, 7, 100, 0, 1, 40}, terms);
+        c.segments.flush(u, b);
+    });
+    add_segment(c, u, 200);
+    const std::vector<detail::SegmentRef> segs = c.segments.of_user(u);
+    BOOST_REQUIRE_EQUAL(segs.size(), 2u);
+    const long long big = segs[0].id, other = segs[1].id;
+    const std::vector<std::string> cuts = c.segments.block_cuts(big, 10, 1 << 20);
+    const std::vector<std::string> want{"t20", "t30", "t40"};
+    BOOST_CHECK_EQUAL_COLLECTIONS(cuts.begin(), cuts.end(), want.begin(), want.end());
+    c.write(u, [&] {
+        std::string from;
+        for (const std::string& to : cuts) {
+            c.segments.delete_blocks(big, from, to);
+            from = to;
+        }
+    });
+    std::vector<std::string> left;
+    std::string term;
+    long long id = big, others = -1;
+    soci::statement st = (c.session.prepare << "SELECT term FROM segment_blocks WHERE segment_id = :s ORDER BY term",
+                          soci::into(term), soci::use(id, "s"));
+    st.execute();
+    while (st.fetch()) left.push_back(term);
+    BOOST_REQUIRE_EQUAL(left.size(), 10u);  // the last run, t40 .. t49
+    BOOST_CHECK_EQUAL(left.front(), "t40");
+    BOOST_CHECK_EQUAL(left.back(), "t49");
+    c.session << "SELECT " + d->count_star() + " FROM segment_blocks WHERE segment_id = :s", soci::into(others),
+        soci::use(other, "s");
+    BOOST_CHECK_EQUAL(others, 4);  // alpha and three own terms
 }
 
 // A new SQLite file is created with 16 KiB pages and auto_vacuum=INCREMENTAL, and compact_index
