@@ -10,6 +10,7 @@
 #include "store/soci_collections.hpp"
 #include "store/soci_notes.hpp"
 #include "store/soci_stmt.hpp"
+#include "store/sqlite_wal_writes.hpp"
 #include "store/time_counts.hpp"
 #include "base/log.hpp"
 #include "base/util.hpp"
@@ -112,6 +113,7 @@ SociStore::SociStore(DbTarget target)
 SociStore::~SociStore() = default;
 
 void SociStore::connect() {
+    if (target_.backend == Backend::Sqlite) detail::install_wal_write_gathering();
     sql_.open(dialect_->factory(), target_.soci_params);
     setup_session();
 }
