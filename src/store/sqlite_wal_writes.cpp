@@ -20,6 +20,7 @@ constexpr int kFrameHeaderBytes = 24;  // a WAL frame's header (https://sqlite.o
 constexpr std::size_t kMaxWriteBytes = 96 * 1024;
 
 std::atomic<unsigned long long> g_wal_writes{0};
+std::atomic<unsigned long long> g_late_flushes{0};
 lite::sqlite3_vfs* g_base = nullptr;  // SQLite's default VFS, which does the work
 lite::sqlite3_vfs g_vfs;              // the gathering VFS registered over it
 lite::sqlite3_io_methods g_wal_methods;
@@ -33,10 +34,16 @@ struct GatheringWal {
     char* data;                // gathered bytes, for the file from offset `at` on
     std::size_t size, capacity;
     lite::sqlite3_int64 at;
+    // The error of a write of gathered bytes that failed (SQLITE_OK: none): every later write,
+    // read and sync of the transaction fails with it, so that no COMMIT can publish frames
+    // that are not in the file; cleared when its connection releases a lock (the transaction
+    // ended, rolled back).
+    int error;
     // A commit frame's header was written and no frame header of another transaction since:
     // what SQLite writes meanwhile (the commit's page, the rest of a page split at a sync
     // point, padding frames) reaches the file before the write returns.
     bool after_commit_header;
+    bool pass_through;  // nothing gathered: each write is SQLite's own
 };
 
 // A main database file: SQLite's own, watched for the two moments its connection's WAL must
@@ -77,7 +84,9 @@ int write_through(GatheringWal* f, const void* buf, std::size_t n, lite::sqlite3
 int flush(GatheringWal* f) {
     const std::size_t size = f->size;
     f->size = 0;
-    return size == 0 ? SQLITE_OK : write_through(f, f->data, size, f->at);
+    if (f->error != SQLITE_OK || size == 0) return f->error;
+    f->error = write_through(f, f->data, size, f->at);
+    return f->error;
 }
 
 // false when the bytes could not be held (no memory): the caller writes them itself
@@ -102,6 +111,8 @@ bool is_commit_header(const void* buf) {
 
 int wal_write(lite::sqlite3_file* file, const void* buf, int n, lite::sqlite3_int64 offset) {
     GatheringWal* f = wal_of(file);
+    if (f->pass_through) return f->real->pMethods->xWrite(f->real, buf, n, offset);
+    if (f->error != SQLITE_OK) return f->error;
     const bool header = n == kFrameHeaderBytes;
     const bool commit = header && is_commit_header(buf);
     // A commit header that starts nothing gathered is one SQLite rewrites in place after
@@ -116,7 +127,9 @@ int wal_write(lite::sqlite3_file* file, const void* buf, int n, lite::sqlite3_in
     const auto bytes = static_cast<std::size_t>(n);
     if (!gather(f, buf, bytes)) {
         const int rc = flush(f);
-        return rc != SQLITE_OK ? rc : write_through(f, buf, bytes, offset);
+        if (rc != SQLITE_OK) return rc;
+        f->error = write_through(f, buf, bytes, offset);
+        return f->error;
     }
     return now || f->size >= kMaxGatheredBytes ? flush(f) : SQLITE_OK;
 }
@@ -158,17 +171,28 @@ int wal_fetch(lite::sqlite3_file* file, lite::sqlite3_int64 offset, int n, void*
     return flushed(file, [&](lite::sqlite3_file* r) { return r->pMethods->xFetch(r, offset, n, out); });
 }
 
-// The database file's: forwarded, the WAL flushed at the barrier and at a lock's release. No
-// error can be returned there; the commit's own frames went with their writes (wal_write), so
-// these flushes find nothing in every path this file knows, and guard the ones it does not.
+// The database file's: forwarded, the WAL flushed at the barrier and at a lock's release
+// (xShmLock's, and xUnlock's for locking_mode=EXCLUSIVE, which takes no shared-memory locks).
+// No error can be returned there: a commit's frames went with its writes (wal_write), so these
+// flushes find bytes only after a rolled-back transaction's spill (g_late_flushes counts them),
+// and an error ends with that transaction.
+void flush_late(GatheringWal* w, bool transaction_ended) {
+    if (!w) return;
+    if (w->size > 0) g_late_flushes.fetch_add(1, std::memory_order_relaxed);
+    flush(w);
+    if (transaction_ended) w->error = SQLITE_OK;
+}
 void db_shm_barrier(lite::sqlite3_file* file) {
-    if (GatheringWal* w = db_of(file)->wal) flush(w);
+    flush_late(db_of(file)->wal, false);
     real_db(file)->pMethods->xShmBarrier(real_db(file));
 }
 int db_shm_lock(lite::sqlite3_file* file, int offset, int n, int flags) {
-    GatheringWal* w = db_of(file)->wal;
-    if (w && (flags & SQLITE_SHM_UNLOCK)) flush(w);
+    if (flags & SQLITE_SHM_UNLOCK) flush_late(db_of(file)->wal, true);
     return real_db(file)->pMethods->xShmLock(real_db(file), offset, n, flags);
+}
+int db_unlock(lite::sqlite3_file* file, int level) {
+    flush_late(db_of(file)->wal, true);
+    return real_db(file)->pMethods->xUnlock(real_db(file), level);
 }
 int db_close(lite::sqlite3_file* file) {
     if (GatheringWal* w = db_of(file)->wal) w->db = nullptr;
@@ -247,6 +271,11 @@ int open_file(lite::sqlite3_vfs*, const char* name, lite::sqlite3_file* file, in
     }
     GatheringWal* f = wal_of(file);
     f->real = real;
+    // Without powersafe overwrite SQLite pads a synced commit to a sector with frames it may
+    // split at a sync point in any place, a piece of a page then looking like a header: such a
+    // WAL is written as SQLite writes it (psow=0 in the file name's URI; never notesd's).
+    f->pass_through =
+        !(real->pMethods->xDeviceCharacteristics(real) & SQLITE_IOCAP_POWERSAFE_OVERWRITE);
     // the database file this WAL belongs to, opened before it by the same connection
     lite::sqlite3_file* db = name ? lite::sqlite3_database_file_object(name) : nullptr;
     if (db && db->pMethods == &g_db_methods) {
@@ -298,7 +327,7 @@ void install() {
         WalForward::unfetch};
     g_db_methods = lite::sqlite3_io_methods{
         3, db_close, DbForward::read, DbForward::write, DbForward::truncate, DbForward::sync,
-        DbForward::file_size, DbForward::lock, DbForward::unlock, DbForward::check_reserved,
+        DbForward::file_size, DbForward::lock, db_unlock, DbForward::check_reserved,
         DbForward::file_control, DbForward::sector_size, DbForward::device_characteristics,
         DbForward::shm_map, db_shm_lock, db_shm_barrier, DbForward::shm_unmap, DbForward::fetch,
         DbForward::unfetch};
@@ -335,5 +364,7 @@ void install_wal_write_gathering() {
 }
 
 unsigned long long wal_write_calls() { return g_wal_writes.load(std::memory_order_relaxed); }
+
+unsigned long long wal_late_flushes() { return g_late_flushes.load(std::memory_order_relaxed); }
 
 }  // namespace notesd::detail

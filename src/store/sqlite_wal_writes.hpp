@@ -16,7 +16,10 @@
 //    spilled frames are written while it still holds the write lock, as SQLite would have
 //    written them, never later over another writer's frames at the same offsets);
 //  - once kMaxGatheredBytes are held (frames a transaction spills before its commit).
-// A crash at any moment loses only frames of a transaction that had not committed. Other
+// A write of gathered bytes that fails fails every later write and sync of its transaction.
+// A WAL without powersafe overwrite (psow=0: SQLite pads synced commits with frames it may
+// split anywhere) is written as SQLite writes it. A crash at any moment loses only frames of a
+// transaction that had not committed. Other
 // files (temporary ones, journals) are SQLite's own, untouched; a main database file is
 // SQLite's own behind a forwarding wrapper that does the third point.
 #pragma once
@@ -34,5 +37,9 @@ void install_wal_write_gathering();
 
 /// The pwrite calls this process's WAL files made so far (for tests).
 unsigned long long wal_write_calls();
+
+/// The flushes at a barrier or a lock's release that found gathered bytes: a rolled-back
+/// transaction's spill, never a commit's frames (for tests).
+unsigned long long wal_late_flushes();
 
 }  // namespace notesd::detail

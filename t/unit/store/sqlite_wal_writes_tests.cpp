@@ -11,10 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "store/dialect.hpp"
 #include "store/sqlite_wal_writes.hpp"
 
 namespace lite = sqlite_api;
@@ -35,6 +37,8 @@ struct TempDb {
 };
 
 lite::sqlite3* open_db(const std::string& path) {
+    // as SociStore does: the dialect (SQLite's threading mode) before the VFS initialises SQLite
+    notesd::make_dialect(notesd::Backend::Sqlite);
     notesd::detail::install_wal_write_gathering();
     lite::sqlite3* db = nullptr;
     BOOST_REQUIRE_EQUAL(lite::sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -129,6 +133,7 @@ BOOST_AUTO_TEST_CASE(a_commit_is_written_in_a_few_calls_and_read_by_another_conn
     lite::sqlite3* reader = open_db(tmp.path);
     BOOST_CHECK_EQUAL(scalar(reader, "SELECT count(*) FROM t"), 0);
     const unsigned long long before = notesd::detail::wal_write_calls();
+    const unsigned long long late = notesd::detail::wal_late_flushes();
     exec(db, "BEGIN");
     insert_rows(db, 1, 400);
     exec(db, "COMMIT");
@@ -147,6 +152,8 @@ BOOST_AUTO_TEST_CASE(a_commit_is_written_in_a_few_calls_and_read_by_another_conn
     exec(db, "COMMIT");
     BOOST_CHECK_EQUAL(scalar(reader, "SELECT count(*) FROM t"), 401 - 57);
     BOOST_CHECK_EQUAL(text(reader, "PRAGMA integrity_check"), "ok");
+    // every commit's frames went with its own writes, none with the barrier's safety net
+    BOOST_CHECK_EQUAL(notesd::detail::wal_late_flushes(), late);
     exec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
     BOOST_CHECK_EQUAL(scalar(reader, "SELECT count(*) FROM t"), 401 - 57);
     lite::sqlite3_close(reader);
@@ -212,6 +219,16 @@ BOOST_AUTO_TEST_CASE(a_commit_that_rewrote_spilled_frames_survives_its_process_k
     });
     expect_rows(tmp.path, 300, "1");
     expect_rows(tmp.path, 100, "v = x'04'");
+    // the rewritten commit header went with its write, not with the barrier's safety net
+    lite::sqlite3* db = open_as_notesd(tmp.path, 20);
+    const unsigned long long late = notesd::detail::wal_late_flushes();
+    exec(db, "BEGIN");
+    insert_rows(db, 1000, 300);
+    exec(db, "UPDATE t SET v = x'05' WHERE id >= 1000 AND id < 1100");
+    exec(db, "COMMIT");
+    BOOST_CHECK_EQUAL(notesd::detail::wal_late_flushes(), late);
+    lite::sqlite3_close(db);
+    expect_rows(tmp.path, 100, "v = x'05'");
 }
 
 // A transaction that spilled frames and rolled back leaves nothing to be written later: another
@@ -229,7 +246,9 @@ BOOST_AUTO_TEST_CASE(a_rolled_back_spill_is_not_written_over_a_later_commit) {
     exec(a, "PRAGMA wal_checkpoint(TRUNCATE)");
     exec(a, "BEGIN");
     insert_rows(a, 100, 200);  // spills well under kMaxGatheredBytes
+    const unsigned long long late = notesd::detail::wal_late_flushes();
     exec(a, "ROLLBACK");
+    BOOST_CHECK_GT(notesd::detail::wal_late_flushes(), late);  // written as the lock went
     exec(b, "BEGIN");
     insert_rows(b, 1000, 200);
     exec(b, "COMMIT");
@@ -242,6 +261,51 @@ BOOST_AUTO_TEST_CASE(a_rolled_back_spill_is_not_written_over_a_later_commit) {
     BOOST_CHECK_EQUAL(text(b, "PRAGMA integrity_check"), "ok");
     BOOST_CHECK_EQUAL(scalar(b, "SELECT count(*) FROM t"), 210);
     lite::sqlite3_close(b);
+}
+
+namespace {
+bool g_fail_pwrite = false;
+lite::sqlite3_syscall_ptr g_real_pwrite = nullptr;
+ssize_t failing_pwrite(int fd, const void* buf, size_t n, off_t at) {
+    if (g_fail_pwrite) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return reinterpret_cast<ssize_t (*)(int, const void*, size_t, off_t)>(g_real_pwrite)(fd, buf, n, at);
+}
+}  // namespace
+
+// The disk fills while a transaction's spilled frames are gathered: the write of them fails
+// inside a read of the WAL, which SQLite may take for a failed statement and go on. No COMMIT
+// may then succeed with frames missing from the file: it fails, or (the failure came before
+// anything was lost) the file holds everything it committed.
+BOOST_AUTO_TEST_CASE(a_failed_write_of_gathered_frames_fails_the_commit) {
+    TempDb tmp;
+    lite::sqlite3* setup = new_wal_db(tmp.path);
+    insert_rows(setup, 1, 50);
+    lite::sqlite3_close(setup);
+    lite::sqlite3* db = open_as_notesd(tmp.path, 20);
+    lite::sqlite3_vfs* vfs = lite::sqlite3_vfs_find(nullptr);
+    const char* name = vfs->xGetSystemCall(vfs, "pwrite64") ? "pwrite64" : "pwrite";
+    g_real_pwrite = vfs->xGetSystemCall(vfs, name);
+    BOOST_REQUIRE(g_real_pwrite != nullptr);
+    BOOST_REQUIRE_EQUAL(
+        vfs->xSetSystemCall(vfs, name, reinterpret_cast<lite::sqlite3_syscall_ptr>(failing_pwrite)),
+        SQLITE_OK);
+    exec(db, "BEGIN");
+    insert_rows(db, 100, 200);  // spills, gathered
+    g_fail_pwrite = true;
+    // a statement with a statement journal: SQLite rolls back only it on SQLITE_FULL
+    const int read_rc = lite::sqlite3_exec(db, "UPDATE t SET v = randomblob(3000) WHERE id >= 100",
+                                           nullptr, nullptr, nullptr);
+    g_fail_pwrite = false;
+    const int commit_rc = lite::sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    BOOST_TEST_MESSAGE("read " << read_rc << ", commit " << commit_rc);
+    if (commit_rc != SQLITE_OK) lite::sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    vfs->xSetSystemCall(vfs, name, g_real_pwrite);
+    lite::sqlite3_close(db);
+    expect_rows(tmp.path, commit_rc == SQLITE_OK ? 250 : 50, "1");
+    expect_rows(tmp.path, commit_rc == SQLITE_OK ? 250 : 50, "length(v) = 3000");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
