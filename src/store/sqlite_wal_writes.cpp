@@ -113,16 +113,16 @@ int wal_write(lite::sqlite3_file* file, const void* buf, int n, lite::sqlite3_in
     GatheringWal* f = wal_of(file);
     if (f->pass_through) return f->real->pMethods->xWrite(f->real, buf, n, offset);
     if (f->error != SQLITE_OK) return f->error;
-    const bool header = n == kFrameHeaderBytes;
-    const bool commit = header && is_commit_header(buf);
-    // A commit header that starts nothing gathered is one SQLite rewrites in place after
-    // reading its frame (walRewriteChecksums): no page follows it.
-    const bool now = f->after_commit_header || (commit && f->size == 0);
-    if (header) f->after_commit_header = commit;
     if (f->size > 0 && offset != f->at + static_cast<lite::sqlite3_int64>(f->size)) {
         const int rc = flush(f);
         if (rc != SQLITE_OK) return rc;
     }
+    const bool header = n == kFrameHeaderBytes;
+    const bool commit = header && is_commit_header(buf);
+    // A commit header that continues nothing gathered is one SQLite rewrites in place after
+    // reading its frame (walRewriteChecksums): no page follows it.
+    const bool now = f->after_commit_header || (commit && f->size == 0);
+    if (header) f->after_commit_header = commit;
     if (f->size == 0) f->at = offset;
     const auto bytes = static_cast<std::size_t>(n);
     if (!gather(f, buf, bytes)) {
