@@ -25,11 +25,11 @@ lite::sqlite3_vfs* g_base = nullptr;  // SQLite's default VFS, which does the wo
 lite::sqlite3_vfs g_vfs;              // the gathering VFS registered over it
 lite::sqlite3_io_methods g_wal_methods;
 
-// A WAL file: SQLite's own file (of g_base) follows this struct in the same allocation. A
-// plain C struct: SQLite allocates it, and only xClose frees what it points to.
+// A wrapped file (a WAL or a main database file) is SQLite's own file of g_base at kRealOffset
+// in the same allocation (real()), after one of these plain C structs: SQLite allocates it,
+// and only xClose frees what it points to.
 struct GatheringWal {
     lite::sqlite3_file base;  // first: SQLite sees a GatheringWal as its sqlite3_file
-    lite::sqlite3_file* real;
     struct WatchedDb* db;      // its database file, while both are open
     char* data;                // gathered bytes, for the file from offset `at` on
     std::size_t size, capacity;
@@ -53,7 +53,6 @@ struct GatheringWal {
 // at the same offsets, as SQLite itself would have written them).
 struct WatchedDb {
     lite::sqlite3_file base;
-    lite::sqlite3_file* real;
     GatheringWal* wal;
 };
 
@@ -62,17 +61,16 @@ constexpr std::size_t kRealOffset =
 
 GatheringWal* wal_of(lite::sqlite3_file* f) { return reinterpret_cast<GatheringWal*>(f); }
 WatchedDb* db_of(lite::sqlite3_file* f) { return reinterpret_cast<WatchedDb*>(f); }
-lite::sqlite3_file* real_wal(lite::sqlite3_file* f) { return wal_of(f)->real; }
-lite::sqlite3_file* real_db(lite::sqlite3_file* f) { return db_of(f)->real; }
-lite::sqlite3_file* real_after(lite::sqlite3_file* f) {
+lite::sqlite3_file* real(lite::sqlite3_file* f) {
     return reinterpret_cast<lite::sqlite3_file*>(reinterpret_cast<char*>(f) + kRealOffset);
 }
+lite::sqlite3_file* real(GatheringWal* f) { return real(&f->base); }
 
 int write_through(GatheringWal* f, const void* buf, std::size_t n, lite::sqlite3_int64 offset) {
     for (std::size_t done = 0; done < n;) {
         const std::size_t piece = std::min(n - done, kMaxWriteBytes);
         g_wal_writes.fetch_add(1, std::memory_order_relaxed);
-        const int rc = f->real->pMethods->xWrite(f->real, static_cast<const char*>(buf) + done,
+        const int rc = real(f)->pMethods->xWrite(real(f), static_cast<const char*>(buf) + done,
                                                  static_cast<int>(piece),
                                                  offset + static_cast<lite::sqlite3_int64>(done));
         if (rc != SQLITE_OK) return rc;
@@ -111,7 +109,7 @@ bool is_commit_header(const void* buf) {
 
 int wal_write(lite::sqlite3_file* file, const void* buf, int n, lite::sqlite3_int64 offset) {
     GatheringWal* f = wal_of(file);
-    if (f->pass_through) return f->real->pMethods->xWrite(f->real, buf, n, offset);
+    if (f->pass_through) return real(f)->pMethods->xWrite(real(f), buf, n, offset);
     if (f->error != SQLITE_OK) return f->error;
     if (f->size > 0 && offset != f->at + static_cast<lite::sqlite3_int64>(f->size)) {
         const int rc = flush(f);
@@ -138,7 +136,7 @@ int wal_write(lite::sqlite3_file* file, const void* buf, int n, lite::sqlite3_in
 template <typename Op>
 int flushed(lite::sqlite3_file* file, Op op) {
     const int rc = flush(wal_of(file));
-    return rc != SQLITE_OK ? rc : op(real_wal(file));
+    return rc != SQLITE_OK ? rc : op(real(file));
 }
 
 int wal_close(lite::sqlite3_file* file) {
@@ -148,7 +146,7 @@ int wal_close(lite::sqlite3_file* file) {
     f->data = nullptr;
     f->capacity = 0;
     if (f->db) f->db->wal = nullptr;
-    const int rc = f->real->pMethods->xClose(f->real);
+    const int rc = real(f)->pMethods->xClose(real(f));
     return flushed_rc != SQLITE_OK ? flushed_rc : rc;
 }
 
@@ -184,68 +182,65 @@ void flush_late(GatheringWal* w, bool transaction_ended) {
 }
 void db_shm_barrier(lite::sqlite3_file* file) {
     flush_late(db_of(file)->wal, false);
-    real_db(file)->pMethods->xShmBarrier(real_db(file));
+    real(file)->pMethods->xShmBarrier(real(file));
 }
 int db_shm_lock(lite::sqlite3_file* file, int offset, int n, int flags) {
     if (flags & SQLITE_SHM_UNLOCK) flush_late(db_of(file)->wal, true);
-    return real_db(file)->pMethods->xShmLock(real_db(file), offset, n, flags);
+    return real(file)->pMethods->xShmLock(real(file), offset, n, flags);
 }
 int db_unlock(lite::sqlite3_file* file, int level) {
     flush_late(db_of(file)->wal, true);
-    return real_db(file)->pMethods->xUnlock(real_db(file), level);
+    return real(file)->pMethods->xUnlock(real(file), level);
 }
 int db_close(lite::sqlite3_file* file) {
     if (GatheringWal* w = db_of(file)->wal) w->db = nullptr;
-    return real_db(file)->pMethods->xClose(real_db(file));
+    return real(file)->pMethods->xClose(real(file));
 }
 
 // Both kinds forward the rest to SQLite's file.
-template <lite::sqlite3_file* (*Real)(lite::sqlite3_file*)>
 struct Forward {
     static int read(lite::sqlite3_file* f, void* buf, int n, lite::sqlite3_int64 at) {
-        return Real(f)->pMethods->xRead(Real(f), buf, n, at);
+        return real(f)->pMethods->xRead(real(f), buf, n, at);
     }
     static int write(lite::sqlite3_file* f, const void* buf, int n, lite::sqlite3_int64 at) {
-        return Real(f)->pMethods->xWrite(Real(f), buf, n, at);
+        return real(f)->pMethods->xWrite(real(f), buf, n, at);
     }
     static int truncate(lite::sqlite3_file* f, lite::sqlite3_int64 size) {
-        return Real(f)->pMethods->xTruncate(Real(f), size);
+        return real(f)->pMethods->xTruncate(real(f), size);
     }
-    static int sync(lite::sqlite3_file* f, int flags) { return Real(f)->pMethods->xSync(Real(f), flags); }
+    static int sync(lite::sqlite3_file* f, int flags) { return real(f)->pMethods->xSync(real(f), flags); }
     static int file_size(lite::sqlite3_file* f, lite::sqlite3_int64* size) {
-        return Real(f)->pMethods->xFileSize(Real(f), size);
+        return real(f)->pMethods->xFileSize(real(f), size);
     }
-    static int lock(lite::sqlite3_file* f, int level) { return Real(f)->pMethods->xLock(Real(f), level); }
-    static int unlock(lite::sqlite3_file* f, int level) { return Real(f)->pMethods->xUnlock(Real(f), level); }
+    static int lock(lite::sqlite3_file* f, int level) { return real(f)->pMethods->xLock(real(f), level); }
+    static int unlock(lite::sqlite3_file* f, int level) { return real(f)->pMethods->xUnlock(real(f), level); }
     static int check_reserved(lite::sqlite3_file* f, int* out) {
-        return Real(f)->pMethods->xCheckReservedLock(Real(f), out);
+        return real(f)->pMethods->xCheckReservedLock(real(f), out);
     }
     static int file_control(lite::sqlite3_file* f, int op, void* arg) {
-        return Real(f)->pMethods->xFileControl(Real(f), op, arg);
+        return real(f)->pMethods->xFileControl(real(f), op, arg);
     }
-    static int sector_size(lite::sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); }
+    static int sector_size(lite::sqlite3_file* f) { return real(f)->pMethods->xSectorSize(real(f)); }
     static int device_characteristics(lite::sqlite3_file* f) {
-        return Real(f)->pMethods->xDeviceCharacteristics(Real(f));
+        return real(f)->pMethods->xDeviceCharacteristics(real(f));
     }
     static int shm_map(lite::sqlite3_file* f, int region, int size, int extend, void volatile** out) {
-        return Real(f)->pMethods->xShmMap(Real(f), region, size, extend, out);
+        return real(f)->pMethods->xShmMap(real(f), region, size, extend, out);
     }
     static int shm_lock(lite::sqlite3_file* f, int offset, int n, int flags) {
-        return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
+        return real(f)->pMethods->xShmLock(real(f), offset, n, flags);
     }
-    static void shm_barrier(lite::sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); }
+    static void shm_barrier(lite::sqlite3_file* f) { real(f)->pMethods->xShmBarrier(real(f)); }
     static int shm_unmap(lite::sqlite3_file* f, int delete_flag) {
-        return Real(f)->pMethods->xShmUnmap(Real(f), delete_flag);
+        return real(f)->pMethods->xShmUnmap(real(f), delete_flag);
     }
     static int fetch(lite::sqlite3_file* f, lite::sqlite3_int64 at, int n, void** out) {
-        return Real(f)->pMethods->xFetch(Real(f), at, n, out);
+        return real(f)->pMethods->xFetch(real(f), at, n, out);
     }
     static int unfetch(lite::sqlite3_file* f, lite::sqlite3_int64 at, void* p) {
-        return Real(f)->pMethods->xUnfetch(Real(f), at, p);
+        return real(f)->pMethods->xUnfetch(real(f), at, p);
     }
 };
-using WalForward = Forward<real_wal>;
-using DbForward = Forward<real_db>;
 
 lite::sqlite3_io_methods g_db_methods;
 
@@ -255,27 +250,24 @@ lite::sqlite3_io_methods g_db_methods;
 int open_file(lite::sqlite3_vfs*, const char* name, lite::sqlite3_file* file, int flags, int* out_flags) {
     const bool wal = flags & SQLITE_OPEN_WAL, main_db = flags & SQLITE_OPEN_MAIN_DB;
     if (!wal && !main_db) return g_base->xOpen(g_base, name, file, flags, out_flags);
-    lite::sqlite3_file* real = real_after(file);
     std::memset(file, 0, kRealOffset);
-    const int rc = g_base->xOpen(g_base, name, real, flags, out_flags);
+    const int rc = g_base->xOpen(g_base, name, real(file), flags, out_flags);
     if (rc != SQLITE_OK) {
         // SQLite calls xClose only when pMethods is set; close what the base may have opened
-        if (real->pMethods) real->pMethods->xClose(real);
+        if (real(file)->pMethods) real(file)->pMethods->xClose(real(file));
         file->pMethods = nullptr;
         return rc;
     }
     if (main_db) {
-        db_of(file)->real = real;
         file->pMethods = &g_db_methods;
         return SQLITE_OK;
     }
     GatheringWal* f = wal_of(file);
-    f->real = real;
     // Without powersafe overwrite SQLite pads a synced commit to a sector with frames it may
     // split at a sync point in any place, a piece of a page then looking like a header: such a
     // WAL is written as SQLite writes it (psow=0 in the file name's URI; never notesd's).
     f->pass_through =
-        !(real->pMethods->xDeviceCharacteristics(real) & SQLITE_IOCAP_POWERSAFE_OVERWRITE);
+        !(Forward::device_characteristics(file) & SQLITE_IOCAP_POWERSAFE_OVERWRITE);
     // the database file this WAL belongs to, opened before it by the same connection
     lite::sqlite3_file* db = name ? lite::sqlite3_database_file_object(name) : nullptr;
     if (db && db->pMethods == &g_db_methods) {
@@ -321,16 +313,16 @@ void install() {
     if (g_base->iVersion < 3) throw std::runtime_error("SQLite's default VFS is older than version 3");
     g_wal_methods = lite::sqlite3_io_methods{
         3, wal_close, wal_read, wal_write, wal_truncate, wal_sync, wal_file_size,
-        WalForward::lock, WalForward::unlock, WalForward::check_reserved, wal_file_control,
-        WalForward::sector_size, WalForward::device_characteristics, WalForward::shm_map,
-        WalForward::shm_lock, WalForward::shm_barrier, WalForward::shm_unmap, wal_fetch,
-        WalForward::unfetch};
+        Forward::lock, Forward::unlock, Forward::check_reserved, wal_file_control,
+        Forward::sector_size, Forward::device_characteristics, Forward::shm_map,
+        Forward::shm_lock, Forward::shm_barrier, Forward::shm_unmap, wal_fetch,
+        Forward::unfetch};
     g_db_methods = lite::sqlite3_io_methods{
-        3, db_close, DbForward::read, DbForward::write, DbForward::truncate, DbForward::sync,
-        DbForward::file_size, DbForward::lock, db_unlock, DbForward::check_reserved,
-        DbForward::file_control, DbForward::sector_size, DbForward::device_characteristics,
-        DbForward::shm_map, db_shm_lock, db_shm_barrier, DbForward::shm_unmap, DbForward::fetch,
-        DbForward::unfetch};
+        3, db_close, Forward::read, Forward::write, Forward::truncate, Forward::sync,
+        Forward::file_size, Forward::lock, db_unlock, Forward::check_reserved,
+        Forward::file_control, Forward::sector_size, Forward::device_characteristics,
+        Forward::shm_map, db_shm_lock, db_shm_barrier, Forward::shm_unmap, Forward::fetch,
+        Forward::unfetch};
     g_vfs = lite::sqlite3_vfs{};
     g_vfs.iVersion = 3;
     g_vfs.szOsFile = static_cast<int>(kRealOffset) + g_base->szOsFile;

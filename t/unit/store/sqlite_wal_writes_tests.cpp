@@ -78,13 +78,15 @@ void insert_rows(lite::sqlite3* db, int from, int rows) {
                  ") SELECT i, randomblob(3000) FROM n");
 }
 
-lite::sqlite3* new_wal_db(const std::string& path) {
+// A new WAL-mode file with table t of `rows` rows.
+lite::sqlite3* new_wal_db(const std::string& path, int rows = 0) {
     lite::sqlite3* db = open_db(path);
     exec(db, "PRAGMA page_size=4096");
     exec(db, "PRAGMA journal_mode=WAL");
     exec(db, "PRAGMA synchronous=NORMAL");
     exec(db, "PRAGMA wal_autocheckpoint=0");  // the frames stay in the WAL for the readers
     exec(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)");
+    if (rows > 0) insert_rows(db, 1, rows);
     return db;
 }
 
@@ -178,9 +180,7 @@ BOOST_AUTO_TEST_CASE(a_commit_survives_its_process_killed_right_after_it) {
 // then, nothing of it is visible and the commits before it all are.
 BOOST_AUTO_TEST_CASE(a_spilling_transaction_killed_before_its_commit_leaves_nothing) {
     TempDb tmp;
-    lite::sqlite3* setup = new_wal_db(tmp.path);
-    insert_rows(setup, 1, 50);
-    lite::sqlite3_close(setup);
+    lite::sqlite3_close(new_wal_db(tmp.path, 50));
     in_killed_child([&] {
         lite::sqlite3* db = open_as_notesd(tmp.path, 20);  // the transaction spills
         exec(db, "BEGIN");
@@ -281,9 +281,7 @@ ssize_t failing_pwrite(int fd, const void* buf, size_t n, off_t at) {
 // anything was lost) the file holds everything it committed.
 BOOST_AUTO_TEST_CASE(a_failed_write_of_gathered_frames_fails_the_commit) {
     TempDb tmp;
-    lite::sqlite3* setup = new_wal_db(tmp.path);
-    insert_rows(setup, 1, 50);
-    lite::sqlite3_close(setup);
+    lite::sqlite3_close(new_wal_db(tmp.path, 50));
     lite::sqlite3* db = open_as_notesd(tmp.path, 20);
     lite::sqlite3_vfs* vfs = lite::sqlite3_vfs_find(nullptr);
     const char* name = vfs->xGetSystemCall(vfs, "pwrite64") ? "pwrite64" : "pwrite";
