@@ -208,7 +208,7 @@ bool LiveDocs::remove(long long ordinal) {
 
 // ---- building ----
 
-void SegmentBuilder::add(const SegmentNote& note, std::vector<SegmentTerm> terms) {
+void SegmentBuilder::add(const SegmentNote& note, const std::vector<SegmentTerm>& terms) {
     auto [it, fresh] = by_uuid_.try_emplace({note.uid_hi, note.uid_lo}, notes_.size());
     if (!fresh) {  // the batch's last version of a note wins
         dropped_[it->second] = true;
@@ -219,16 +219,27 @@ void SegmentBuilder::add(const SegmentNote& note, std::vector<SegmentTerm> terms
     dropped_.push_back(false);
     // Entries hold 32-bit counts and indexes: count_value bounds them to 2^31 - 1.
     const auto note_index = static_cast<std::uint32_t>(count_value(static_cast<long long>(notes_.size() - 1)));
-    for (SegmentTerm& t : terms) {
+    for (const SegmentTerm& t : terms) {
         if (t.pos.size() > std::numeric_limits<std::uint32_t>::max() - pos_.size())
             throw std::length_error("a segment builder holds at most 4 GiB of positions");
         const auto [id, added] = term_ids_.try_emplace(t.term, static_cast<std::uint32_t>(terms_.size()));
-        if (added) terms_.push_back(std::move(t.term));
+        if (added) terms_.push_back(t.term);
         entries_.push_back(Entry{id->second, note_index, static_cast<std::uint32_t>(count_value(t.title_tf)),
                                  static_cast<std::uint32_t>(count_value(t.body_tf)),
                                  static_cast<std::uint32_t>(pos_.size()), static_cast<std::uint32_t>(t.pos.size())});
         pos_ += t.pos;
     }
+}
+
+std::vector<std::pair<std::string, int>> SegmentBuilder::term_notes() const {
+    std::vector<int> notes(terms_.size());
+    for (const Entry& e : entries_)
+        if (!dropped_[e.note]) ++notes[e.term];
+    std::vector<std::pair<std::string, int>> out;
+    out.reserve(terms_.size());
+    for (std::size_t i = 0; i < terms_.size(); ++i)
+        if (notes[i] > 0) out.emplace_back(terms_[i], notes[i]);
+    return out;
 }
 
 std::string SegmentBuilder::finish(const BlockSink& sink) {

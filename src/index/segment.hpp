@@ -79,7 +79,10 @@ using BlockSink = std::function<void(SegmentBlock&&)>;
 class SegmentBuilder {
 public:
     /// Adds (or replaces) a note; terms are its distinct terms with their counts and positions.
-    void add(const SegmentNote& note, std::vector<SegmentTerm> terms);
+    void add(const SegmentNote& note, const std::vector<SegmentTerm>& terms);
+    /// Each term with the number of notes (replaced versions not counted) that hold it, in no
+    /// particular order: the term_df increases of a batch of new notes.
+    std::vector<std::pair<std::string, int>> term_notes() const;
     std::size_t notes() const { return notes_.size() - replaced_; }
     /// Postings held (replaced versions included), for bounding a batch's memory.
     std::size_t postings() const { return entries_.size(); }

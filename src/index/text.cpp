@@ -15,6 +15,12 @@ namespace {
 
 using Cp = utf8proc_int32_t;
 
+char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool all_ascii(std::string_view text) {
+    return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
 // Replaces every byte that is not part of a well-formed sequence with a space, so utf8proc
 // (which rejects the whole string on one bad byte) always gets valid input.
 std::string sanitize_utf8(std::string_view text) {
@@ -52,12 +58,9 @@ bool is_foldable_mark(Cp c) {
 std::vector<Cp> fold_codepoints(std::string_view text) {
     // All ASCII (most notes): the folding below changes only A-Z, so it is skipped (the unit
     // test ascii_folds_the_same_on_both_paths holds the two paths to one answer).
-    if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    if (all_ascii(text)) {
         std::vector<Cp> out(text.size());
-        for (std::size_t i = 0; i < text.size(); ++i) {
-            const char c = text[i];
-            out[i] = c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
-        }
+        for (std::size_t i = 0; i < text.size(); ++i) out[i] = ascii_lower(text[i]);
         return out;
     }
     const std::string clean = sanitize_utf8(text);
@@ -100,11 +103,12 @@ bool is_cjk(Cp c) {
 
 enum class CharClass { Sep, Word, Cjk };
 
+bool is_ascii_alnum(Cp c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+}
+
 CharClass classify(Cp c) {
-    if (c < 0x80) {  // fast path for ASCII
-        const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
-        return alnum ? CharClass::Word : CharClass::Sep;
-    }
+    if (c < 0x80) return is_ascii_alnum(c) ? CharClass::Word : CharClass::Sep;  // fast path for ASCII
     if (is_cjk(c)) return CharClass::Cjk;
     switch (utf8proc_category(c)) {
         case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
@@ -140,15 +144,16 @@ public:
         for (char c : w) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
         return h;
     }
-    bool find(std::string_view w, std::uint64_t h, std::string& stem) const {
+    /// Appends the word's stem to out when the word is cached.
+    bool append(std::string_view w, std::uint64_t h, std::string& out) const {
         const Slot& s = slots_[h & (kSlots - 1)];
         if (s.tag != static_cast<std::uint32_t>(h >> 32) || s.word_len != w.size() ||
             std::memcmp(s.word, w.data(), w.size()) != 0)
             return false;
-        stem.assign(s.stem, s.stem_len);
+        out.append(s.stem, s.stem_len);
         return true;
     }
-    void put(std::string_view w, std::uint64_t h, const std::string& stem) {
+    void put(std::string_view w, std::uint64_t h, std::string_view stem) {
         if (w.size() > kMaxChars || stem.size() > kMaxChars) return;
         Slot& s = slots_[h & (kSlots - 1)];
         s.tag = static_cast<std::uint32_t>(h >> 32);
@@ -187,6 +192,54 @@ bool stem_eligible(std::string_view w) {
     return true;
 }
 
+// Appends the stem of a folded word to out (the word itself when it is not eligible).
+void append_stem(std::string_view w, std::string& out) {
+    if (!stem_eligible(w)) {
+        out.append(w);
+        return;
+    }
+    thread_local StemCache cache;
+    const std::uint64_t h = StemCache::hash(w);
+    if (cache.append(w, h, out)) return;
+    sb_stemmer* st = english_stemmer();
+    const sb_symbol* r = st ? sb_stemmer_stem(st, reinterpret_cast<const sb_symbol*>(w.data()),
+                                              static_cast<int>(w.size()))
+                            : nullptr;
+    if (!r) {  // out of memory inside Snowball: fall back to the word itself
+        out.append(w);
+        return;
+    }
+    const std::string_view stem(reinterpret_cast<const char*>(r), static_cast<std::size_t>(sb_stemmer_length(st)));
+    cache.put(w, h, stem);
+    out.append(stem);
+}
+
+// index_field of ASCII text (most notes) without analyze()'s code points and tokens: the
+// same words (runs of letters and digits), lower-cased, cut at kMaxTermChars and stemmed,
+// written straight into the term string. text_tests' index_field_takes_the_same_terms_on_both_paths
+// holds the two paths to one answer.
+void index_ascii_field(std::string_view text, const AnalyzeOptions& opts, FieldIndex& f) {
+    f.terms.reserve(text.size());
+    char word[kMaxTermChars];
+    std::size_t i = 0;
+    const std::size_t n = text.size();
+    while (i < n) {
+        if (!is_ascii_alnum(text[i])) {
+            ++i;
+            continue;
+        }
+        std::size_t len = 0;
+        for (; i < n && is_ascii_alnum(text[i]); ++i)
+            if (len < kMaxTermChars) word[len++] = ascii_lower(text[i]);
+        if (!f.terms.empty()) f.terms.push_back(' ');
+        if (opts.stem)
+            append_stem(std::string_view(word, len), f.terms);
+        else
+            f.terms.append(word, len);
+        ++f.length;
+    }
+}
+
 void emit_word(std::vector<Token>& out, const Cp* cps, std::size_t n, const AnalyzeOptions& opts) {
     Token t;
     append_utf8(t.surface, cps, n < kMaxTermChars ? n : kMaxTermChars);
@@ -213,18 +266,8 @@ void emit_cjk(std::vector<Token>& out, const Cp* cps, std::size_t n) {
 }  // namespace detail
 
 std::string stem_word(std::string_view w) {
-    if (!detail::stem_eligible(w)) return std::string(w);
-    thread_local detail::StemCache cache;
-    const std::uint64_t h = detail::StemCache::hash(w);
     std::string stem;
-    if (cache.find(w, h, stem)) return stem;
-    sb_stemmer* st = detail::english_stemmer();
-    if (!st) return std::string(w);
-    const sb_symbol* r = sb_stemmer_stem(st, reinterpret_cast<const sb_symbol*>(w.data()),
-                                         static_cast<int>(w.size()));
-    if (!r) return std::string(w);  // out of memory inside Snowball: fall back to the word itself
-    stem.assign(reinterpret_cast<const char*>(r), static_cast<std::size_t>(sb_stemmer_length(st)));
-    cache.put(w, h, stem);
+    detail::append_stem(w, stem);
     return stem;
 }
 
@@ -260,6 +303,10 @@ std::vector<Token> analyze(std::string_view text, const AnalyzeOptions& opts) {
 
 FieldIndex index_field(std::string_view text, const AnalyzeOptions& opts) {
     FieldIndex f;
+    if (detail::all_ascii(text)) {
+        detail::index_ascii_field(text, opts, f);
+        return f;
+    }
     const auto tokens = analyze(text, opts);
     for (const auto& t : tokens) {
         if (!f.terms.empty()) f.terms.push_back(' ');

@@ -306,13 +306,10 @@ long long SociStore::fold_rows(long long user_id, long long max_notes, long long
         if (!detail::fetch_one(note)) throw std::runtime_error("note vanished while folding");
         SegmentNote n{updated, 0, 0, created, flags, tlen, blen};
         detail::uuid_halves(uuid, n.uid_hi, n.uid_lo);
-        std::vector<SegmentTerm> terms;
-        for (detail::TermCount& t :
-             detail::count_stored_terms(title, detail::decode_plain_text(content, plain))) {
-            delta.remove(detail::PostingKey{t.term, updated, n.uid_hi, n.uid_lo});
-            terms.push_back(SegmentTerm{std::move(t.term), t.title_tf, t.body_tf, std::move(t.pos)});
-        }
-        delta.segment.add(n, std::move(terms));
+        const std::vector<SegmentTerm> terms =
+            detail::count_stored_terms(title, detail::decode_plain_text(content, plain));
+        for (const SegmentTerm& t : terms) delta.remove(detail::PostingKey{t.term, updated, n.uid_hi, n.uid_lo});
+        delta.segment.add(n, terms);
     }
     apply_index(user_id, delta);
     // Rows whose keys the notes' current terms do not name (rows written by an older analysis

@@ -4,7 +4,6 @@
 #include <exception>
 #include <stdexcept>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 
 #include "index/note_index.hpp"
@@ -130,29 +129,26 @@ std::vector<NoteWrite> prepare_notes(const std::vector<NoteInput>& notes) {
     return out;
 }
 
+namespace {
+
+SegmentNote segment_note(const NoteWrite& n) {
+    return SegmentNote{n.in->updated_us, n.hi, n.lo, n.in->created_us, n.in->flags, n.title_len, n.body_len};
+}
+
+}  // namespace
+
 void add_to_segment(const NoteWrite& n, const std::vector<TermCount>& old_terms, IndexDelta& delta) {
     auto by_term = [](const TermCount& a, const TermCount& b) { return a.term < b.term; };
-    std::vector<SegmentTerm> terms;
-    terms.reserve(n.terms.size());
     for (const TermCount& t : n.terms) {
         auto it = std::lower_bound(old_terms.begin(), old_terms.end(), t, by_term);
         if (it == old_terms.end() || it->term != t.term) delta.df.emplace_back(t.term, +1);
-        terms.push_back(SegmentTerm{t.term, t.title_tf, t.body_tf, t.pos});
     }
-    delta.segment.add(SegmentNote{n.in->updated_us, n.hi, n.lo, n.in->created_us, n.in->flags,
-                                  n.title_len, n.body_len},
-                      std::move(terms));
+    delta.segment.add(segment_note(n), n.terms);
 }
 
 void prebuild_segment(const std::vector<NoteWrite>& notes, PrebuiltSegment& out) {
-    IndexDelta built;
-    for (const NoteWrite& n : notes) add_to_segment(n, {}, built);
-    out.segment = std::move(built.segment);
-    // summed here, so the writer's apply_df sums a term once rather than once per note
-    std::unordered_map<std::string_view, int> df;
-    for (const auto& [term, d] : built.df) df[term] += d;
-    out.df.reserve(df.size());
-    for (const auto& [term, d] : df) out.df.emplace_back(std::string(term), d);
+    for (const NoteWrite& n : notes) out.segment.add(segment_note(n), n.terms);
+    out.df = out.segment.term_notes();  // a term once, however many notes hold it
     out.notes = notes.size();
 }
 

@@ -206,12 +206,9 @@ struct WriteStatements {
 using notesd::uuid_from_halves;  // util.hpp
 using notesd::uuid_halves;
 
-/// A term of a note with its number of occurrences in the title and in the body, and where.
-struct TermCount {
-    std::string term;
-    long long title_tf = 0, body_tf = 0;
-    std::string pos;  ///< encode_positions of its title and body positions
-};
+/// A term of a note with its number of occurrences in the title and in the body, and where
+/// (encode_positions of both fields' positions): what a segment takes of each term.
+using TermCount = SegmentTerm;
 
 /// The distinct terms of two space-joined term strings with their counts and positions,
 /// sorted bytewise.
@@ -251,7 +248,7 @@ struct NoteWrite {
 /// the transaction's own segment the usual way and the prebuilt one is dropped.
 struct PrebuiltSegment {
     SegmentBuilder segment;
-    std::vector<std::pair<std::string, int>> df;  // +1 per term, summed per term
+    std::vector<std::pair<std::string, int>> df;  // the notes holding each term
     std::size_t notes = 0;
     std::vector<const NoteWrite*> taken;
     bool spent = false;  ///< its segment used or dropped

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string_view>
-#include <unordered_map>
 
 #include "index/note_index.hpp"
 #include "index/positions.hpp"
@@ -35,24 +34,34 @@ void each_term(const std::string& f, F&& fn) {
 namespace detail {
 
 // The distinct terms of both fields with their counts and positions, sorted bytewise (the
-// postings key order).
+// postings key order). Every occurrence is sorted by (term, field, position) and the runs of one
+// term are counted: no allocation per term beyond its TermCount (a hash map of two position
+// lists per term allocated three times per distinct term).
 std::vector<TermCount> count_terms(const std::string& title, const std::string& body) {
-    std::unordered_map<std::string_view, std::pair<std::vector<int>, std::vector<int>>> at;
-    each_term(title, [&](std::string_view t, int p) { at[t].first.push_back(p); });
-    each_term(body, [&](std::string_view t, int p) { at[t].second.push_back(p); });
-    // Sorted as views, then built in order: a TermCount holds two strings to move.
-    using Where = std::pair<std::vector<int>, std::vector<int>>;
-    std::vector<std::pair<std::string_view, const Where*>> sorted;
-    sorted.reserve(at.size());
-    for (const auto& [term, where] : at) sorted.emplace_back(term, &where);
-    std::sort(sorted.begin(), sorted.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    struct Occurrence {
+        std::string_view term;
+        int field = 0;  // 0 title, 1 body
+        int position = 0;
+    };
+    std::vector<Occurrence> all;
+    all.reserve((title.size() + body.size()) / 4 + 1);
+    each_term(title, [&](std::string_view t, int p) { all.push_back(Occurrence{t, 0, p}); });
+    each_term(body, [&](std::string_view t, int p) { all.push_back(Occurrence{t, 1, p}); });
+    std::sort(all.begin(), all.end(), [](const Occurrence& a, const Occurrence& b) {
+        if (const int c = a.term.compare(b.term)) return c < 0;
+        return a.field != b.field ? a.field < b.field : a.position < b.position;
+    });
     std::vector<TermCount> out;
-    out.reserve(sorted.size());
-    for (const auto& [term, where] : sorted)
-        out.push_back(TermCount{std::string(term), static_cast<long long>(where->first.size()),
-                                static_cast<long long>(where->second.size()),
-                                encode_positions(where->first, where->second)});
+    std::vector<int> at[2];
+    for (std::size_t i = 0; i < all.size();) {
+        at[0].clear();
+        at[1].clear();
+        std::size_t j = i;
+        for (; j < all.size() && all[j].term == all[i].term; ++j) at[all[j].field].push_back(all[j].position);
+        out.push_back(TermCount{std::string(all[i].term), static_cast<long long>(at[0].size()),
+                                static_cast<long long>(at[1].size()), encode_positions(at[0], at[1])});
+        i = j;
+    }
     return out;
 }
 

@@ -1,5 +1,6 @@
 #include <boost/test/unit_test.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,53 @@ BOOST_AUTO_TEST_CASE(ascii_folds_the_same_on_both_paths) {
         BOOST_CHECK(fold_text(s + "\xC3\x89") == fold_text(s) + "e");
         BOOST_CHECK(terms(s + " \xC3\x89t\xC3\xA9") == [&] { V v = terms(s); v.push_back("ete"); return v; }());
     }
+}
+
+// index_field of all-ASCII text skips the code points and tokens of analyze(); a non-ASCII word
+// appended sends the same text through utf8proc's folding and analyze(), which must give the
+// same terms (random text: case, digits, punctuation, control bytes, words longer than
+// kMaxTermChars, stemmed or not).
+BOOST_AUTO_TEST_CASE(index_field_takes_the_same_terms_on_both_paths) {
+    std::uint32_t seed = 12345;
+    auto next = [&seed](std::uint32_t n) {
+        seed = seed * 1664525u + 1013904223u;
+        return (seed >> 8) % n;
+    };
+    const std::string seps = " \t\n.,;:!?-_'\"()/\x01\x7f";
+    const std::vector<std::string> words = {"Running", "runners", "RAN", "easily", "generalizations",
+                                            "connection", "x", "ab", "42", "v2", "caresses", "ponies"};
+    int fast_paths = 0;
+    for (int round = 0; round < 3000; ++round) {
+        std::string s;
+        const std::uint32_t parts = next(12);
+        for (std::uint32_t p = 0; p < parts; ++p) {
+            if (next(3) == 0) {
+                s += words[next(static_cast<std::uint32_t>(words.size()))];
+            } else {
+                const std::uint32_t len = 1 + next(next(5) == 0 ? 70 : 9);
+                for (std::uint32_t i = 0; i < len; ++i) {
+                    const std::uint32_t k = next(36 + 26);
+                    s.push_back(static_cast<char>(k < 26 ? 'a' + k : k < 36 ? '0' + (k - 26) : 'A' + (k - 36)));
+                }
+            }
+            s += seps[next(static_cast<std::uint32_t>(seps.size()))];
+        }
+        for (const bool stem : {true, false}) {
+            const FieldIndex fast = index_field(s, AnalyzeOptions{stem});
+            const FieldIndex slow = index_field(s + " \xC3\xA9", AnalyzeOptions{stem});
+            BOOST_TEST_CONTEXT("text [" << s << "] stem " << stem) {
+                BOOST_CHECK_EQUAL(slow.length, fast.length + 1);
+                BOOST_CHECK_EQUAL(slow.terms, fast.length ? fast.terms + " e" : std::string("e"));
+                std::string joined;
+                for (const auto& t : analyze(s, AnalyzeOptions{stem})) joined += (joined.empty() ? "" : " ") + t.term;
+                BOOST_CHECK_EQUAL(fast.terms, joined);
+            }
+            fast_paths += fast.length > 0;
+        }
+    }
+    BOOST_CHECK_GT(fast_paths, 4000);
+    BOOST_CHECK_EQUAL(index_field("Connections CONNECTED " + std::string(60, 'Z') + " 7").terms,
+                      "connect connect " + std::string(48, 'z') + " 7");
 }
 
 BOOST_AUTO_TEST_CASE(keeps_marks_that_distinguish_words) {
