@@ -255,35 +255,39 @@ std::string SegmentBuilder::finish(const BlockSink& sink) {
         ordinal[order[i]] = static_cast<long long>(i);
         sorted.push_back(notes_[order[i]]);
     }
-    // The terms ranked bytewise once; the postings then sort by (rank, ordinal) integers.
+    // The terms ranked bytewise once; then a counting sort: a run of slots per term in rank
+    // order, filled note by note in candidate order, so each term's postings come out in
+    // ascending ordinals without a comparison sort of the batch's postings.
     std::vector<std::uint32_t> by_rank(terms_.size());
     std::iota(by_rank.begin(), by_rank.end(), 0u);
     std::sort(by_rank.begin(), by_rank.end(),
               [&](std::uint32_t a, std::uint32_t b) { return terms_[a] < terms_[b]; });
     std::vector<std::uint32_t> rank(terms_.size());
     for (std::uint32_t r = 0; r < by_rank.size(); ++r) rank[by_rank[r]] = r;
-    std::vector<std::pair<std::uint64_t, std::size_t>> keyed;  // (rank, ordinal) -> entry
-    keyed.reserve(entries_.size());
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-        const Entry& e = entries_[i];
-        if (dropped_[e.note]) continue;
-        keyed.emplace_back((std::uint64_t{rank[e.term]} << 32) | static_cast<std::uint64_t>(ordinal[e.note]), i);
+    std::vector<std::size_t> first_entry(notes_.size() + 1, 0);  // a note's entries are adjacent
+    std::vector<std::size_t> run(terms_.size() + 1, 0);           // by rank: where its slots start
+    for (const Entry& e : entries_) {
+        ++first_entry[e.note + 1];
+        if (!dropped_[e.note]) ++run[rank[e.term] + 1];
     }
-    std::sort(keyed.begin(), keyed.end());
+    std::partial_sum(first_entry.begin(), first_entry.end(), first_entry.begin());
+    std::partial_sum(run.begin(), run.end(), run.begin());
+    std::vector<std::size_t> slots(run.back());  // entries_ indexes
+    std::vector<std::size_t> next(run.begin(), run.end() - 1);
+    for (const std::size_t note : order)
+        for (std::size_t i = first_entry[note]; i < first_entry[note + 1]; ++i)
+            slots[next[rank[entries_[i].term]]++] = i;
     std::vector<SegmentPosting> postings;
-    for (std::size_t i = 0; i < keyed.size();) {
-        const std::uint64_t term_rank = keyed[i].first >> 32;
-        std::size_t j = i;
+    for (std::size_t r = 0; r < by_rank.size(); ++r) {
         postings.clear();
-        for (; j < keyed.size() && (keyed[j].first >> 32) == term_rank; ++j) {
-            const Entry& e = entries_[keyed[j].second];
+        for (std::size_t k = run[r]; k < run[r + 1]; ++k) {
+            const Entry& e = entries_[slots[k]];
             if (!postings.empty() && postings.back().ordinal == ordinal[e.note])
                 throw std::invalid_argument("a segment note lists a term twice");
             postings.push_back(SegmentPosting{ordinal[e.note], e.title_tf, e.body_tf,
                                               std::string_view(pos_).substr(e.pos_at, e.pos_size)});
         }
-        emit_term(terms_[by_rank[term_rank]], postings, sorted, sink);
-        i = j;
+        if (!postings.empty()) emit_term(terms_[by_rank[r]], postings, sorted, sink);
     }
     std::string out = encode_segment_notes(sorted);
     *this = SegmentBuilder();

@@ -86,6 +86,8 @@ public:
     std::size_t notes() const { return notes_.size() - replaced_; }
     /// Postings held (replaced versions included), for bounding a batch's memory.
     std::size_t postings() const { return entries_.size(); }
+    /// Distinct terms held (replaced versions' included): finish writes a block or more for most.
+    std::size_t terms() const { return terms_.size(); }
     bool empty() const { return notes() == 0; }
     /// The notes table (encode_segment_notes of the live notes in candidate order); the blocks
     /// go to `sink`. The builder is empty afterwards.

@@ -20,7 +20,7 @@ struct ImportOptions {
     // the postings B-tree fewer times; but a batch holds the database's write lock, and API
     // writes wait for it only up to their busy timeout (doc/benchmarks.md, "Larger import
     // batches").
-    std::size_t batch_size = 2500;
+    std::size_t batch_size = 5000;
     /// Bytes of text (content and derived fields) per batch; an import holds two batches at
     /// once, the one being written and the next (BatchWriter's pipeline).
     std::size_t batch_bytes = 64u << 20;

@@ -394,6 +394,7 @@ void Segments::flush(long long user_id, SegmentBuilder& builder) {
     write_live_sets(w);
     if (builder.empty()) return;
     std::vector<SegmentBlock> blocks;
+    blocks.reserve(builder.terms());
     const std::string table = builder.finish([&](SegmentBlock&& b) { blocks.push_back(std::move(b)); });
     add_segment(w, user_id, table, blocks);
 }

@@ -41,7 +41,7 @@ const char* const kUsage =
     "  token revoke ID                revoke a token\n"
     "  import USER PATH [--batch N] [--no-compact]\n"
     "                                 import a folder of .md files or a .jsonl file (N notes\n"
-    "                                 per transaction, default 2500; a transaction of 64 notes\n"
+    "                                 per transaction, default 5000; a transaction of 64 notes\n"
     "                                 or more is one search index segment); then compact the\n"
     "                                 user's search index as `pack` does, unless --no-compact\n"
     "  export USER [--format jsonl|markdown] PATH\n"
