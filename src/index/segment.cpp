@@ -208,6 +208,35 @@ bool LiveDocs::remove(long long ordinal) {
 
 // ---- building ----
 
+std::uint32_t SegmentBuilder::term_id(const std::string& term) {
+    if (2 * (terms_.size() + 1) > term_slots_.size()) {  // at most half full
+        std::vector<std::uint64_t> slots(std::max<std::size_t>(1024, 2 * term_slots_.size()), 0);
+        const std::size_t mask = slots.size() - 1;
+        for (const std::uint64_t s : term_slots_) {
+            if (s == 0) continue;
+            std::size_t i = static_cast<std::size_t>(std::hash<std::string>{}(terms_[(s & 0xffffffffu) - 1])) & mask;
+            while (slots[i] != 0) i = (i + 1) & mask;
+            slots[i] = s;
+        }
+        term_slots_ = std::move(slots);
+    }
+    const std::size_t h = std::hash<std::string>{}(term);
+    const std::uint64_t tag = static_cast<std::uint64_t>(h) >> 32 << 32;
+    const std::size_t mask = term_slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+        const std::uint64_t s = term_slots_[i];
+        if (s == 0) {
+            if (terms_.size() >= std::numeric_limits<std::uint32_t>::max())
+                throw std::length_error("a segment builder holds at most 2^32 - 1 terms");
+            terms_.push_back(term);
+            term_slots_[i] = tag | terms_.size();
+            return static_cast<std::uint32_t>(terms_.size() - 1);
+        }
+        if ((s >> 32 << 32) == tag && terms_[(s & 0xffffffffu) - 1] == term)
+            return static_cast<std::uint32_t>((s & 0xffffffffu) - 1);
+    }
+}
+
 void SegmentBuilder::add(const SegmentNote& note, const std::vector<SegmentTerm>& terms) {
     auto [it, fresh] = by_uuid_.try_emplace({note.uid_hi, note.uid_lo}, notes_.size());
     if (!fresh) {  // the batch's last version of a note wins
@@ -222,9 +251,7 @@ void SegmentBuilder::add(const SegmentNote& note, const std::vector<SegmentTerm>
     for (const SegmentTerm& t : terms) {
         if (t.pos.size() > std::numeric_limits<std::uint32_t>::max() - pos_.size())
             throw std::length_error("a segment builder holds at most 4 GiB of positions");
-        const auto [id, added] = term_ids_.try_emplace(t.term, static_cast<std::uint32_t>(terms_.size()));
-        if (added) terms_.push_back(t.term);
-        entries_.push_back(Entry{id->second, note_index, static_cast<std::uint32_t>(count_value(t.title_tf)),
+        entries_.push_back(Entry{term_id(t.term), note_index, static_cast<std::uint32_t>(count_value(t.title_tf)),
                                  static_cast<std::uint32_t>(count_value(t.body_tf)),
                                  static_cast<std::uint32_t>(pos_.size()), static_cast<std::uint32_t>(t.pos.size())});
         pos_ += t.pos;

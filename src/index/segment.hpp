@@ -108,7 +108,10 @@ private:
     std::string pos_;  // every entry's positions, one after the other
     // Each distinct term once: a batch's postings are sorted by the terms' ranks, not strings.
     std::vector<std::string> terms_;
-    std::unordered_map<std::string, std::uint32_t> term_ids_;
+    // terms_ by hash, open addressing: each slot (hash's high half << 32 | index + 1), 0 empty.
+    // A node-based map cost an allocation and a cache miss per look-up, once per posting.
+    std::vector<std::uint64_t> term_slots_;
+    std::uint32_t term_id(const std::string& term);
     std::map<std::pair<long long, long long>, std::size_t> by_uuid_;  // uuid halves -> notes_
     std::size_t replaced_ = 0;
 };

@@ -23,11 +23,12 @@ using detail::WriteStatements;
 
 namespace {
 
-// Netted postings changes held in memory before a write_batch applies them. An import batch
-// (2,500 notes of about 240 postings each) is then one segment: at 200,000 it was three, and
-// the import's final merge had three times the segments to merge and drop (a 20,000-note
-// import 21 -> 13 s). A builder's posting takes about 45 bytes while it is built.
-constexpr std::size_t kMaxPendingPostings = 1000000;
+// Netted postings changes held in memory before a write_batch applies them, and the most a
+// prepared batch's prebuilt segment holds. An import batch (5,000 notes; 2 KB notes have about
+// 150-250 distinct terms) is then one segment: at 200,000 it was three, and the import's final
+// merge had three times the segments to merge and drop (a 20,000-note import 21 -> 13 s). A
+// builder's posting takes about 45 bytes while it is built: 90 MB at most per builder.
+constexpr std::size_t kMaxPendingPostings = 2000000;
 
 // Postings rows of one user (PostingInserts::user_id) inserted kBatchRows per statement;
 // flush() writes the rest one by one.

@@ -170,10 +170,19 @@ BOOST_AUTO_TEST_CASE(a_note_added_twice_keeps_its_last_version) {
     std::vector<SegmentTerm> terms = {SegmentTerm{"only", 1, 0, "0;"}};
     builder.add(again, terms);
     BOOST_CHECK_EQUAL(builder.notes(), 50u);
+    const auto got_notes = builder.term_notes();
     Built s;
     s.notes_blob = builder.finish([&](SegmentBlock&& blk) { s.blocks.push_back(std::move(blk)); });
     b.notes[7] = again;
     b.terms[7] = terms;
+    // term_notes counts the notes holding each term, the replaced version not among them (a
+    // term only it held is not listed).
+    std::map<std::string, int> want;
+    for (const auto& ts : b.terms)
+        for (const SegmentTerm& t : ts) ++want[t.term];
+    const std::map<std::string, int> got(got_notes.begin(), got_notes.end());
+    BOOST_CHECK(got == want);
+    BOOST_CHECK_EQUAL(got_notes.size(), want.size());
     BOOST_CHECK(same(read_all(s), expected(b)));
     BOOST_CHECK(builder.empty());
 }

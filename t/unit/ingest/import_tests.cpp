@@ -406,7 +406,7 @@ BOOST_AUTO_TEST_CASE(real_corpus_til) {
                       "imported 1873 notes (1873 new, 0 updated, 0 unchanged), 76 collections, 0 errors");
     BOOST_CHECK_EQUAL(store.notes.size(), 1873u);
     BOOST_CHECK_EQUAL(store.collections.size(), 76u);
-    BOOST_CHECK_EQUAL(store.batches, 1);  // batches of up to 2,500 notes and 64 MiB
+    BOOST_CHECK_EQUAL(store.batches, 1);  // batches of up to 5,000 notes and 64 MiB
     std::size_t rooted = 0;
     for (const auto& [id, n] : store.notes) rooted += n.collection_ids.empty();
     BOOST_CHECK_EQUAL(rooted, 2u);  // README.md and CONTRIBUTING.md
