@@ -4,7 +4,6 @@
 #include <limits>
 #include <numeric>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "index/packed_block.hpp"
 
@@ -209,7 +208,8 @@ bool LiveDocs::remove(long long ordinal) {
 // ---- building ----
 
 std::uint32_t SegmentBuilder::term_id(const std::string& term) {
-    if (2 * (terms_.size() + 1) > term_slots_.size()) {  // at most half full
+    // Kept at most half full, so a probe always ends at the term or at an empty slot.
+    if (2 * (terms_.size() + 1) > term_slots_.size()) {
         std::vector<std::uint64_t> slots(std::max<std::size_t>(1024, 2 * term_slots_.size()), 0);
         const std::size_t mask = slots.size() - 1;
         for (const std::uint64_t s : term_slots_) {

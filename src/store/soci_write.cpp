@@ -24,10 +24,13 @@ using detail::WriteStatements;
 namespace {
 
 // Netted postings changes held in memory before a write_batch applies them, and the most a
-// prepared batch's prebuilt segment holds. An import batch (5,000 notes; 2 KB notes have about
-// 150-250 distinct terms) is then one segment: at 200,000 it was three, and the import's final
-// merge had three times the segments to merge and drop (a 20,000-note import 21 -> 13 s). A
-// builder's posting takes about 45 bytes while it is built: 90 MB at most per builder.
+// prepared batch's prebuilt segment holds. An import batch (5,000 notes of up to 400 distinct
+// terms; the bench's 2 KB notes have about 150) is then one segment; a cap below a batch's
+// postings splits it into several, and the import's final merge has that many times the
+// segments to merge and drop (2,500-note batches under a cap of 200,000 made three each: a
+// 20,000-note import 21 -> 13 s when it was raised). A builder's posting takes about 45 bytes
+// while it is built: 90 MB at most per builder, and an import holds two (the batch being
+// written and the next one prebuilt).
 constexpr std::size_t kMaxPendingPostings = 2000000;
 
 // Postings rows of one user (PostingInserts::user_id) inserted kBatchRows per statement;

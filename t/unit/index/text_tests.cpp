@@ -93,15 +93,17 @@ BOOST_AUTO_TEST_CASE(index_field_takes_the_same_terms_on_both_paths) {
     BOOST_CHECK_GT(fast_paths, 4000);
     BOOST_CHECK_EQUAL(index_field("Connections CONNECTED " + std::string(60, 'Z') + " 7").terms,
                       "connect connect " + std::string(48, 'z') + " 7");
-    // A word is cut before it is stemmed: 45 letters and "ings" stem as the cut 48 letters
-    // ("...aing" -> 45 a's), and 48 letters and a digit are cut to 48 letters, which stem.
-    for (const std::string& word : {std::string(45, 'a') + "ings", std::string(48, 'a') + "1",
-                                    std::string(47, 'b') + "ed9"}) {
+    // A word is cut before it is stemmed, and whether it may be stemmed is decided on the cut
+    // word: 45 a's and "ingx" cut to "...aing" stem to 45 a's (stemmed first: "...aing"); 45
+    // a's and "ing1" cut to letters only, which stem (decided before the cut: not stemmed).
+    for (const std::string& word : {std::string(45, 'a') + "ingx", std::string(45, 'a') + "ing1"}) {
         std::string slow;
         for (const auto& t : analyze(word + " \xC3\xA9")) slow += (slow.empty() ? "" : " ") + t.term;
-        BOOST_TEST_CONTEXT("word " << word) { BOOST_CHECK_EQUAL(index_field(word).terms + " e", slow); }
+        BOOST_TEST_CONTEXT("word " << word) {
+            BOOST_CHECK_EQUAL(index_field(word).terms, std::string(45, 'a'));
+            BOOST_CHECK_EQUAL(slow, std::string(45, 'a') + " e");
+        }
     }
-    BOOST_CHECK_EQUAL(index_field(std::string(45, 'a') + "ings").terms, std::string(45, 'a'));
     BOOST_CHECK_EQUAL(index_field(std::string("runs\0running\0", 13)).terms, "run run");
 }
 
