@@ -208,20 +208,22 @@ bool LiveDocs::remove(long long ordinal) {
 // ---- building ----
 
 std::uint32_t SegmentBuilder::term_id(const std::string& term) {
+    auto index_of = [](std::uint64_t slot) { return static_cast<std::uint32_t>((slot & 0xffffffffu) - 1); };
+    auto tag_of = [](std::uint64_t hash_or_slot) { return hash_or_slot >> 32 << 32; };
     // Kept at most half full, so a probe always ends at the term or at an empty slot.
     if (2 * (terms_.size() + 1) > term_slots_.size()) {
         std::vector<std::uint64_t> slots(std::max<std::size_t>(1024, 2 * term_slots_.size()), 0);
         const std::size_t mask = slots.size() - 1;
         for (const std::uint64_t s : term_slots_) {
             if (s == 0) continue;
-            std::size_t i = static_cast<std::size_t>(std::hash<std::string>{}(terms_[(s & 0xffffffffu) - 1])) & mask;
+            std::size_t i = std::hash<std::string>{}(terms_[index_of(s)]) & mask;
             while (slots[i] != 0) i = (i + 1) & mask;
             slots[i] = s;
         }
         term_slots_ = std::move(slots);
     }
     const std::size_t h = std::hash<std::string>{}(term);
-    const std::uint64_t tag = static_cast<std::uint64_t>(h) >> 32 << 32;
+    const std::uint64_t tag = tag_of(h);
     const std::size_t mask = term_slots_.size() - 1;
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
         const std::uint64_t s = term_slots_[i];
@@ -232,8 +234,7 @@ std::uint32_t SegmentBuilder::term_id(const std::string& term) {
             term_slots_[i] = tag | terms_.size();
             return static_cast<std::uint32_t>(terms_.size() - 1);
         }
-        if ((s >> 32 << 32) == tag && terms_[(s & 0xffffffffu) - 1] == term)
-            return static_cast<std::uint32_t>((s & 0xffffffffu) - 1);
+        if (tag_of(s) == tag && terms_[index_of(s)] == term) return index_of(s);
     }
 }
 

@@ -247,8 +247,7 @@ void SociStore::queue_pending(const NoteWrite* n, long long note_id, long long h
         e.note_id = note_id;
         e.note = SegmentNote{n->in->updated_us, hi, lo, n->in->created_us, n->in->flags,
                              n->title_len, n->body_len};
-        e.terms.reserve(n->terms.size());
-        for (const TermCount& t : n->terms) e.terms.push_back(SegmentTerm{t.term, t.title_tf, t.body_tf, t.pos});
+        e.terms = n->terms;
     }
     if (!e.terms.empty() || !e.minus.empty()) pending_.insert(writes().user_id, e);
 }
