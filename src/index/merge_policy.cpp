@@ -58,15 +58,24 @@ long long next_fold_budget(const MergePolicy& p, long long budget, long long pos
 MergePlan plan_merge(const MergePolicy& p, const IndexState& s, long long pending_since_us,
                      long long now_us) {
     MergePlan out;
-    // Rows first: they are the slowest to read and each step's fold is bounded.
-    if (fold_due(p, s, pending_since_us, now_us)) {
+    const std::size_t n = s.segments.size();
+    const std::size_t max_segments = std::max<std::size_t>(p.max_segments, 1);
+    const auto fold = [&] {
         out.fold_notes = std::min(s.pending_notes, std::max(p.fold_batch_notes, 1LL));
         out.fold_postings = std::max(p.fold_batch_postings, 1LL);
         out.fold_pending_notes = std::min(s.pending_notes, std::max(p.fold_pending_notes, 1LL));
         out.fold_pending_postings = std::max(p.fold_pending_postings, 1LL);
         return out;
-    }
-    const std::size_t n = s.segments.size();
+    };
+    // Rows first: they are the slowest to read and each step's fold is bounded. But not past
+    // max_segments: under a steady stream of writes a fold is always due, each fold is a new
+    // segment, and merges waiting for a moment without a fold never ran (2,024 segments after
+    // a minute of write_create), which every search and every merger step then paid for. Past
+    // it, a due fold waits for the merges of full tiers (the merges that keep a note's
+    // rewrites at about log(N)), and for the smallest-first merge only past twice as many:
+    // that one, after every fold, would rewrite the newest notes again each time.
+    const bool fold_is_due = fold_due(p, s, pending_since_us, now_us);
+    if (fold_is_due && (p.force || n <= max_segments)) return fold();
     std::vector<std::size_t> dead, all;
     for (std::size_t i = 0; i < n; ++i) {
         all.push_back(i);
@@ -77,7 +86,6 @@ MergePlan plan_merge(const MergePolicy& p, const IndexState& s, long long pendin
         out.merge = ids_of(s, dead);
         return out;
     }
-    const std::size_t max_segments = std::max<std::size_t>(p.max_segments, 1);
     if (!p.force) {
         const std::size_t factor = std::max<std::size_t>(p.merge_factor, 2);
         std::map<int, std::vector<std::size_t>> tiers;
@@ -88,6 +96,7 @@ MergePlan plan_merge(const MergePolicy& p, const IndexState& s, long long pendin
                 return out;
             }
     }
+    if (fold_is_due && n <= 2 * max_segments) return fold();
     // Too many whatever their sizes: the smallest become one, leaving max_segments.
     if (n > max_segments) out.merge = ids_of(s, smallest(s, all, n - max_segments + 1));
     return out;

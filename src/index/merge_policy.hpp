@@ -8,7 +8,9 @@
 // step; segments of one size tier (sizes within a factor of merge_factor of each other) are
 // merged once merge_factor of them gather, so a note is rewritten about log(N) times; a
 // segment mostly of dead notes is rewritten without them; past max_segments the smallest are
-// merged whatever their tiers.
+// merged whatever their tiers. A due fold goes first while the user has at most max_segments,
+// else after the merges of dead notes and full tiers, and past twice max_segments after the
+// smallest-first merge too: writes that keep a fold due at every step do not starve merges.
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -34,7 +36,8 @@ struct MergePolicy {
     long long fold_pending_postings_min = 500;  ///< the smallest budget it shrinks to
     std::size_t merge_factor = 4;             ///< segments of one tier merged together
     long long tier_floor_notes = 64;          ///< live notes of the smallest tier's top
-    std::size_t max_segments = 8;             ///< more: the smallest are merged, tiers aside
+    /// more: the smallest are merged, tiers aside (while a fold is due: more than twice this)
+    std::size_t max_segments = 8;
     /// notesctl pack: fold every row now and merge down to max_segments without waiting for a
     /// tier to fill.
     bool force = false;

@@ -16,6 +16,23 @@ IndexState with_segments(const std::vector<long long>& live, long long pending =
     return s;
 }
 
+// Replaces the plan's segments by one of their live notes, as a store's merge does; returns
+// how many notes it rewrote.
+long long apply_merge(IndexState& s, const MergePlan& plan, long long& next_id) {
+    long long live = 0;
+    std::vector<SegmentStat> kept;
+    for (const SegmentStat& x : s.segments) {
+        bool merged = false;
+        for (long long id : plan.merge) merged = merged || id == x.id;
+        if (merged) live += x.live;
+        else kept.push_back(x);
+    }
+    BOOST_REQUIRE_EQUAL(s.segments.size() - kept.size(), plan.merge.size());
+    if (live > 0) kept.push_back(SegmentStat{next_id++, live, live});
+    s.segments = kept;
+    return live;
+}
+
 // Runs the plan's merges on the state as a store would (folds aside); returns the steps.
 int run_merges(const MergePolicy& p, IndexState& s) {
     long long next_id = 1000;
@@ -23,17 +40,7 @@ int run_merges(const MergePolicy& p, IndexState& s) {
     for (MergePlan plan = plan_merge(p, s, 0, 0); !plan.idle(); plan = plan_merge(p, s, 0, 0)) {
         BOOST_REQUIRE(plan.fold_notes == 0);
         BOOST_REQUIRE_LE(++steps, 1000);
-        long long live = 0;
-        std::vector<SegmentStat> kept;
-        for (const SegmentStat& x : s.segments) {
-            bool merged = false;
-            for (long long id : plan.merge) merged = merged || id == x.id;
-            if (merged) live += x.live;
-            else kept.push_back(x);
-        }
-        BOOST_REQUIRE_EQUAL(s.segments.size() - kept.size(), plan.merge.size());
-        if (live > 0) kept.push_back(SegmentStat{next_id++, live, live});
-        s.segments = kept;
+        apply_merge(s, plan, next_id);
     }
     return steps;
 }
@@ -111,6 +118,39 @@ BOOST_AUTO_TEST_CASE(the_count_stays_small_and_the_steps_end) {
     BOOST_CHECK_EQUAL(live, 200 * 32);
     // nothing left to do once there
     BOOST_CHECK(plan_merge(p, s, 0, 0).idle());
+}
+
+// A steady stream of API writes keeps a fold due at every step; merges must still run, or each
+// fold adds a segment for good (the merger left 2,024 segments after a minute of write_create).
+BOOST_AUTO_TEST_CASE(merges_keep_up_with_folds_that_are_always_due) {
+    MergePolicy p;
+    p.merge_factor = 4;
+    p.max_segments = 8;
+    IndexState s = with_segments({85000, 5000, 5000, 5000});  // an imported user's index
+    long long next_id = 1000, folded = 0, live = 0, rewritten = 0;
+    int folds = 0;
+    for (const SegmentStat& x : s.segments) live += x.live;
+    for (int step = 0; step < 2000; ++step) {
+        s.pending_notes = 500;  // more writes came in than the last fold took
+        const MergePlan plan = plan_merge(p, s, 1, 2);
+        BOOST_REQUIRE(!plan.idle());
+        BOOST_REQUIRE(plan.fold_pending_notes == 0 || plan.merge.empty());
+        if (plan.fold_pending_notes > 0) {
+            ++folds;
+            folded += plan.fold_pending_notes;
+            s.segments.push_back(SegmentStat{next_id++, plan.fold_pending_notes, plan.fold_pending_notes});
+        } else {
+            rewritten += apply_merge(s, plan, next_id);
+        }
+        BOOST_REQUIRE_LE(s.segments.size(), 2 * p.max_segments + 1);
+    }
+    long long now_live = 0;
+    for (const SegmentStat& x : s.segments) now_live += x.live;
+    BOOST_CHECK_EQUAL(now_live, live + folded);
+    // tiered merges rewrite a note about log(N) times (not after every fold): most steps are
+    // still folds
+    BOOST_CHECK_GE(folds, 1400);
+    BOOST_CHECK_LE(rewritten, 6 * folded);
 }
 
 BOOST_AUTO_TEST_CASE(pack_merges_the_smallest_down_to_max_segments_at_once) {
