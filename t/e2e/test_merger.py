@@ -10,8 +10,10 @@ import subprocess
 import sys
 import threading
 import time
+import sqlite3
 import unittest
 
+import serverdb
 from harness import Stack
 from test_import import TIL, md_files, search_pages
 
@@ -150,6 +152,76 @@ class BacklogWorkedOffAtOnce(unittest.TestCase):
                      "%d notes folded" % self.NOTES, timeout=120.0)
             out = stack.notesctl("check", user, check=False)
             self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+
+
+def segment_count(stack, user):
+    """The user's published segments (a step's hidden one, note_count 0, aside)."""
+    sql = ("SELECT COUNT(*) FROM index_segments s JOIN users u ON u.id = s.user_id "
+           "WHERE u.name = '%s' AND s.note_count > 0" % user)
+    if stack.backend != "sqlite":
+        return int(serverdb.client_sql(stack.db_url, sql).strip())
+    con = sqlite3.connect("file:%s?mode=ro" % stack.sqlite_path(), uri=True, timeout=10)
+    try:
+        return con.execute(sql).fetchone()[0]
+    finally:
+        con.close()
+
+
+STEADY_WORDS = ("river stone lantern copper meadow harbor violet engine orchard signal ember "
+                "canyon willow marble thunder pepper glacier saddle basket comet").split()
+
+
+def steady_text(i):
+    """About 150 words, different for every i, from a small vocabulary."""
+    n = len(STEADY_WORDS)
+    return " ".join(STEADY_WORDS[(i * 7 + j * (1 + i % 5)) % n] + str(j % 11) for j in range(150))
+
+
+class SegmentsStayFewUnderSustainedWrites(unittest.TestCase):
+    """Writes that do not stop keep a fold due at every merger step (merge_fold_delay_ms 0: any
+    pending note is due). Merges still run between the folds: the user's segments stay within
+    twice MergePolicy::max_segments (16) plus the one a merge may add before it drops its
+    inputs. Under the policy that put every due fold before any merge, each fold added a
+    segment for good (2,024 after a minute of the benchmark's write_create)."""
+    SECONDS = 8.0
+    MOST = 17
+
+    def test_segment_count_bounded_while_writing(self):
+        config = dict(MERGER, merge_fold_delay_ms=0)
+        with Stack(config=config) as stack:
+            user, token = stack.create_user("steady")
+            stop = threading.Event()
+            errors = []
+
+            def writer(k):
+                i = k
+                while not stop.is_set():
+                    r = stack.request("POST", "/v2/notes", token=token,
+                                      body={"content": "# steady %d\n\n%s" % (i, steady_text(i))})
+                    if r.status != 200:
+                        errors.append(r.text)
+                    i += 8
+
+            threads = [threading.Thread(target=writer, args=(k,)) for k in range(8)]
+            for t in threads:
+                t.start()
+            counts = []
+            try:
+                end = time.monotonic() + self.SECONDS
+                while time.monotonic() < end:
+                    counts.append(segment_count(stack, user))
+                    time.sleep(0.1)
+            finally:
+                stop.set()
+                for t in threads:
+                    t.join()
+            self.assertEqual(errors, [])
+            folds = sum(1 for s in steps(stack) if s[1] > 0)
+            # enough folds that, one segment each, they would have passed the bound
+            self.assertGreater(folds, 2 * self.MOST, "folds during the writes")
+            self.assertLessEqual(max(counts), self.MOST, counts)
+            wait_for(self, lambda: stack.notesctl("check", user, check=False).returncode == 0,
+                     "notesctl check to find the index exact", timeout=60.0)
 
 
 def kill_merger(stack, rnd, seen, wait_min=0.02, wait_max=0.25):
