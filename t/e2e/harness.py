@@ -600,6 +600,13 @@ class Stack:
         out = p.stdout.strip()
         return [] if out == "ok" else out.splitlines()
 
+    def sql(self, statement):
+        """Runs SQL on the stack's database with its backend's command-line client (sqlite3,
+        mariadb, psql); returns the client's output, e.g. "3\n" for one count."""
+        if self.backend != "sqlite":
+            return serverdb.client_sql(self.db_url, statement)
+        return run(["sqlite3", "-cmd", ".timeout 10000", self.sqlite_path(), statement]).stdout
+
     def sqlite_path(self):
         if self.backend != "sqlite":
             raise StackError("the stack's database is %s, not a SQLite file" % self.backend)

@@ -10,10 +10,8 @@ import subprocess
 import sys
 import threading
 import time
-import sqlite3
 import unittest
 
-import serverdb
 from harness import Stack
 from test_import import TIL, md_files, search_pages
 
@@ -156,15 +154,8 @@ class BacklogWorkedOffAtOnce(unittest.TestCase):
 
 def segment_count(stack, user):
     """The user's published segments (a step's hidden one, note_count 0, aside)."""
-    sql = ("SELECT COUNT(*) FROM index_segments s JOIN users u ON u.id = s.user_id "
-           "WHERE u.name = '%s' AND s.note_count > 0" % user)
-    if stack.backend != "sqlite":
-        return int(serverdb.client_sql(stack.db_url, sql).strip())
-    con = sqlite3.connect("file:%s?mode=ro" % stack.sqlite_path(), uri=True, timeout=10)
-    try:
-        return con.execute(sql).fetchone()[0]
-    finally:
-        con.close()
+    return int(stack.sql("SELECT COUNT(*) FROM index_segments s JOIN users u ON u.id = s.user_id "
+                         "WHERE u.name = '%s' AND s.note_count > 0;" % user).strip())
 
 
 STEADY_WORDS = ("river stone lantern copper meadow harbor violet engine orchard signal ember "

@@ -8,8 +8,7 @@ import os
 import unittest
 import uuid
 
-import serverdb
-from harness import run, shared_stack
+from harness import shared_stack
 from listdata import REQ_ID, fmt_time, parse_time, walk
 
 CREATE_FIELDS = {"request_id", "id", "title", "content", "version", "collection_ids",
@@ -445,12 +444,6 @@ class NoteWrites(unittest.TestCase):
 class CheckFindsDamage(unittest.TestCase):
     """notesctl check is the crash tests' judge: it must notice each kind of damage."""
 
-    def sql(self, stack, statement):
-        if stack.backend == "sqlite":
-            run(["sqlite3", stack.sqlite_path(), statement])
-        else:
-            serverdb.client_sql(stack.db_url, statement)
-
     def test_each_damage_is_reported(self):
         stack = shared_stack()
         user, token = stack.create_user("damaged")
@@ -487,9 +480,9 @@ class CheckFindsDamage(unittest.TestCase):
         ]
         for damage, repair, expected in damages:
             with self.subTest(expected=expected):
-                self.sql(stack, damage)
+                stack.sql(damage)
                 out = stack.notesctl("check", user, check=False)
-                self.sql(stack, repair)
+                stack.sql(repair)
                 self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
                 self.assertIn(expected, out.stdout)
         ok = stack.notesctl("check", user, check=False)

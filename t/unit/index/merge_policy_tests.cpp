@@ -16,6 +16,12 @@ IndexState with_segments(const std::vector<long long>& live, long long pending =
     return s;
 }
 
+long long live_notes(const IndexState& s) {
+    long long live = 0;
+    for (const SegmentStat& x : s.segments) live += x.live;
+    return live;
+}
+
 // Replaces the plan's segments by one of their live notes, as a store's merge does; returns
 // how many notes it rewrote.
 long long apply_merge(IndexState& s, const MergePlan& plan, long long& next_id) {
@@ -113,9 +119,7 @@ BOOST_AUTO_TEST_CASE(the_count_stays_small_and_the_steps_end) {
     const int steps = run_merges(p, s);
     BOOST_CHECK_LE(s.segments.size(), 8u);
     BOOST_CHECK_GE(steps, 50);  // tiered: many small merges, not one big one
-    long long live = 0;
-    for (const SegmentStat& x : s.segments) live += x.live;
-    BOOST_CHECK_EQUAL(live, 200 * 32);
+    BOOST_CHECK_EQUAL(live_notes(s), 200 * 32);
     // nothing left to do once there
     BOOST_CHECK(plan_merge(p, s, 0, 0).idle());
 }
@@ -127,9 +131,9 @@ BOOST_AUTO_TEST_CASE(merges_keep_up_with_folds_that_are_always_due) {
     p.merge_factor = 4;
     p.max_segments = 8;
     IndexState s = with_segments({85000, 5000, 5000, 5000});  // an imported user's index
-    long long next_id = 1000, folded = 0, live = 0, rewritten = 0;
+    const long long live = live_notes(s);
+    long long next_id = 1000, folded = 0, rewritten = 0;
     int folds = 0;
-    for (const SegmentStat& x : s.segments) live += x.live;
     for (int step = 0; step < 2000; ++step) {
         s.pending_notes = 500;  // more writes came in than the last fold took
         const MergePlan plan = plan_merge(p, s, 1, 2);
@@ -144,9 +148,7 @@ BOOST_AUTO_TEST_CASE(merges_keep_up_with_folds_that_are_always_due) {
         }
         BOOST_REQUIRE_LE(s.segments.size(), 2 * p.max_segments + 1);
     }
-    long long now_live = 0;
-    for (const SegmentStat& x : s.segments) now_live += x.live;
-    BOOST_CHECK_EQUAL(now_live, live + folded);
+    BOOST_CHECK_EQUAL(live_notes(s), live + folded);
     // tiered merges rewrite a note about log(N) times (not after every fold): most steps are
     // still folds
     BOOST_CHECK_GE(folds, 1400);
