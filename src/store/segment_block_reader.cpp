@@ -28,6 +28,19 @@ constexpr const char* kBlockAtSql =
     "SELECT first_ord, last_ord, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 AND "
     "segment_id = ?3 AND first_ord <= ?4 ORDER BY first_ord DESC LIMIT 1";
 
+// A term's blocks in one segment of the user (SQLite: a seek per segment).
+constexpr const char* kSegmentTermBlocksSql =
+    "SELECT first_ord, last_ord, data FROM segment_blocks WHERE segment_id = ?1 AND term = ?2 AND "
+    "user_id = ?3 ORDER BY first_ord";
+
+// blocks_in's statement for `n` segments (the servers); a placeholder per segment, as below.
+std::string blocks_in_sql(std::size_t n) {
+    std::string sql = "SELECT segment_id, first_ord, last_ord, data FROM segment_blocks WHERE "
+                      "user_id = :u AND term = :t AND segment_id IN (";
+    for (std::size_t i = 0; i < n; ++i) sql += std::string(i ? ", " : "") + ":s" + std::to_string(i);
+    return sql + ") ORDER BY segment_id, first_ord";
+}
+
 // blocks_at's statement for `keys` keys (the servers): the blocks holding one of the keys'
 // ordinals. One OR of ranges rather than a UNION of a seek per key: MariaDB parses and plans
 // each statement anew (SOCI's MySQL backend sends text), and 32 seeks took it 1.8 ms against
@@ -74,15 +87,40 @@ public:
                    const std::function<void(long long, long long, long long, std::string_view)>& fn)
         override {
         user_ = user_id, term_ = term;
-        for (std::size_t from = 0; from < keys.size(); from += kBlockKeysMax) {
-            const std::size_t n = std::min(kBlockKeysMax, keys.size() - from);
+        padded_runs(keys.size(), [&](std::size_t slot, std::size_t i) {
+            key_segment_[slot] = keys[i].segment_id, key_ord_[slot] = keys[i].ord;
+        }, [&](std::size_t power) -> soci::statement& { return at_statement(power); }, fn);
+    }
+    void blocks_in(long long user_id, const std::string& term, const std::vector<long long>& ids,
+                   const std::function<void(long long, long long, long long, std::string_view)>& fn)
+        override {
+        user_ = user_id, term_ = term;
+        padded_runs(ids.size(), [&](std::size_t slot, std::size_t i) { key_segment_[slot] = ids[i]; },
+                    [&](std::size_t power) -> soci::statement& { return in_statement(power); }, fn);
+    }
+    void drop_statements() override {
+        st_.reset();
+        notes_.reset();
+        for (std::optional<soci::statement>& s : at_) s.reset();
+        for (std::optional<soci::statement>& s : in_) s.reset();
+    }
+
+private:
+    static constexpr std::size_t kPowers = 6;  // 1, 2, 4 ... kBlockKeysMax keys
+    static_assert(kBlockKeysMax == std::size_t{1} << (kPowers - 1), "a statement per power of two");
+    // The statements take a power of two of keys (the last one repeated), so few are prepared:
+    // `n` keys in runs of at most kBlockKeysMax, fill(slot, key) binding each, then the run's
+    // statement(power) read, fn for each block.
+    template <class Fill, class Statement>
+    void padded_runs(std::size_t n, const Fill& fill, const Statement& statement,
+                     const std::function<void(long long, long long, long long, std::string_view)>& fn) {
+        for (std::size_t from = 0; from < n; from += kBlockKeysMax) {
+            const std::size_t count = std::min(kBlockKeysMax, n - from);
             std::size_t power = 0;
-            while ((std::size_t{1} << power) < n) ++power;
-            for (std::size_t i = 0; i < (std::size_t{1} << power); ++i) {  // padded: a key again
-                const BlockKey& k = keys[from + std::min(i, n - 1)];
-                key_segment_[i] = k.segment_id, key_ord_[i] = k.ord;
-            }
-            soci::statement& st = at_statement(power);
+            while ((std::size_t{1} << power) < count) ++power;
+            for (std::size_t slot = 0; slot < (std::size_t{1} << power); ++slot)
+                fill(slot, from + std::min(slot, count - 1));
+            soci::statement& st = statement(power);
             st.execute();
             while (st.fetch()) {
                 if (!dialect_.blob_result(data_)) throw std::runtime_error("malformed index segment block");
@@ -91,26 +129,28 @@ public:
             end_read(st);
         }
     }
-    void drop_statements() override {
-        st_.reset();
-        notes_.reset();
-        for (std::optional<soci::statement>& s : at_) s.reset();
+    soci::statement& in_statement(std::size_t power) {
+        return keyed_statement(in_.at(power), power, blocks_in_sql, [&](Prep& q, std::size_t i) {
+            q.in(key_segment_[i], ("s" + std::to_string(i)).c_str());
+        });
     }
-
-private:
-    static constexpr std::size_t kPowers = 6;  // 1, 2, 4 ... kBlockKeysMax keys
-    static_assert(kBlockKeysMax == std::size_t{1} << (kPowers - 1), "a statement per power of two");
     soci::statement& at_statement(std::size_t power) {
-        std::optional<soci::statement>& slot = at_.at(power);
-        if (slot) return *slot;
-        const std::size_t keys = std::size_t{1} << power;
-        Prep q(session_, blocks_at_sql(keys));
-        q.out(segment_).out(first_).out(last_).out(data_).in(user_, "u").in(term_, "t");
-        for (std::size_t i = 0; i < keys; ++i) {
+        return keyed_statement(at_.at(power), power, blocks_at_sql, [&](Prep& q, std::size_t i) {
             const std::string n = std::to_string(i);
             q.in(key_segment_[i], ("s" + n).c_str()).in(key_ord_[i], ("o" + n).c_str())
                 .in(key_ord_[i], ("p" + n).c_str());
-        }
+        });
+    }
+    // The statement kept in `slot` for 2^power keys, prepared at its first use from sql(keys),
+    // bind(q, i) binding key i's variables.
+    template <class Sql, class Bind>
+    soci::statement& keyed_statement(std::optional<soci::statement>& slot, std::size_t power,
+                                     const Sql& sql, const Bind& bind) {
+        if (slot) return *slot;
+        const std::size_t keys = std::size_t{1} << power;
+        Prep q(session_, sql(keys));
+        q.out(segment_).out(first_).out(last_).out(data_).in(user_, "u").in(term_, "t");
+        for (std::size_t i = 0; i < keys; ++i) bind(q, i);
         slot.emplace(q.done());
         return *slot;
     }
@@ -118,7 +158,7 @@ private:
     soci::session& session_;
     const Dialect& dialect_;
     std::optional<soci::statement> st_, notes_;
-    std::array<std::optional<soci::statement>, kPowers> at_;
+    std::array<std::optional<soci::statement>, kPowers> at_, in_;
     long long user_ = 0, segment_ = 0, first_ = 0, last_ = 0;
     std::array<long long, kBlockKeysMax> key_segment_{}, key_ord_{};
     std::string term_, data_;
@@ -161,14 +201,24 @@ public:
             st.reset();
         }
     }
+    void blocks_in(long long user_id, const std::string& term, const std::vector<long long>& ids,
+                   const std::function<void(long long, long long, long long, std::string_view)>& fn)
+        override {
+        SqliteStmt& st = prepared_once(session_, in_, kSegmentTermBlocksSql);
+        for (long long id : ids) {
+            st.bind(1, id).bind(2, term).bind(3, user_id);
+            while (st.step()) fn(id, st.i64(0), st.i64(1), st.blob(2));
+        }
+    }
     void drop_statements() override {
         st_.reset();
         at_.reset();
+        in_.reset();
     }
 
 private:
     soci::session& session_;
-    std::unique_ptr<SqliteStmt> st_, at_;
+    std::unique_ptr<SqliteStmt> st_, at_, in_;
     BlobBuffer notes_;
 };
 

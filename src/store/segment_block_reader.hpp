@@ -42,6 +42,14 @@ public:
                            const std::vector<BlockKey>& keys,
                            const std::function<void(long long segment_id, long long first,
                                                     long long last, std::string_view data)>& fn) = 0;
+    /// fn(segment_id, first, last, data) for each block of `term` in these segments of the
+    /// user (ids ascending, none twice), by segment and first ordinal: what a worker keeps
+    /// (term_block_cache.hpp). Throws when a block's data is not in the backend's blob form.
+    /// On the servers one statement per kBlockKeysMax segments.
+    virtual void blocks_in(long long user_id, const std::string& term,
+                           const std::vector<long long>& segment_ids,
+                           const std::function<void(long long segment_id, long long first,
+                                                    long long last, std::string_view data)>& fn) = 0;
     /// The encoded notes table of a segment (index_segment_notes), valid until the next call;
     /// nullopt when there is no such segment (merged away since it was listed). Throws when the
     /// data is not in the backend's blob form.

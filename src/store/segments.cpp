@@ -104,8 +104,10 @@ std::vector<SegmentRef> Segments::list(long long user_id) {
     // Segments merged away since the user's last listing leave the cache.
     std::vector<long long>& listed = listed_[user_id];
     for (long long id : listed)
-        if (std::none_of(rows.begin(), rows.end(), [&](const SegmentRef& r) { return r.id == id; }))
+        if (std::none_of(rows.begin(), rows.end(), [&](const SegmentRef& r) { return r.id == id; })) {
             notes_cache_.erase(id);
+            block_cache_.forget_segment(id);
+        }
     listed.clear();
     for (SegmentRef& r : rows) {
         listed.push_back(r.id);
@@ -174,6 +176,22 @@ std::vector<TermPosting> merge_rows_and_segments(std::vector<TermPosting> rows,
 
 namespace {
 
+// Decodes one block of the run's segment into the run's postings, until the run has `limit`;
+// false when the block is malformed.
+bool read_block(SegmentRun& r, std::string_view data, const SearchFilter& f, long long limit,
+                bool with_positions, const NoteKeep& keep) {
+    if (r.done) return true;
+    const SegmentRef& s = *r.segment;
+    return each_segment_posting(data, s.live.notes(), [&](const SegmentPosting& p) {
+        if (p.ordinal > r.last) return !(r.done = true);
+        if (p.ordinal < r.first || !s.live.live(p.ordinal)) return true;
+        const SegmentNote& n = (*s.notes)[static_cast<std::size_t>(p.ordinal)];
+        if (!passes_filter(n, f) || (keep && !keep(n))) return true;
+        r.postings.push_back(segment_posting(n, p, with_positions));
+        return !(r.done = ++r.taken >= limit);
+    });
+}
+
 // Reads the term's postings of the runs' segments, each run until it has `limit`. A block of
 // a segment the runs lack (one committed since the listing) is left out, or with
 // `stop_at_unknown` ends the read: false then.
@@ -190,17 +208,7 @@ bool read_runs(SegmentBlockReader& blocks, long long user_id, const std::string&
                 if (x.segment->id == segment_id) r = &x;
             if (!r) return !(unknown = stop_at_unknown);
         }
-        if (r->done) return true;
-        const SegmentRef& s = *r->segment;
-        ok = each_segment_posting(data, s.live.notes(), [&](const SegmentPosting& p) {
-            if (p.ordinal > r->last) return !(r->done = true);
-            if (p.ordinal < r->first || !s.live.live(p.ordinal)) return true;
-            const SegmentNote& n = (*s.notes)[static_cast<std::size_t>(p.ordinal)];
-            if (!passes_filter(n, f) || (keep && !keep(n))) return true;
-            r->postings.push_back(segment_posting(n, p, with_positions));
-            return !(r->done = ++r->taken >= limit);
-        });
-        return ok;
+        return ok = read_block(*r, data, f, limit, with_positions, keep);
     });
     if (!read || !ok) malformed(r ? r->segment->id : 0, "block");
     return !unknown;
@@ -214,12 +222,27 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
     if (limit <= 0) return;
     std::vector<SegmentRef> segments;
     std::vector<SegmentRun> runs;
+    // In a snapshot the listing is exact and its segments' blocks never change: from the cache.
+    if (cached_reads()) {
+        segments = of_user(user_id);
+        std::vector<long long> ids;
+        for (const SegmentRef& seg : segments) {
+            runs.push_back(run_of(seg, f));
+            ids.push_back(seg.id);
+        }
+        const std::vector<std::shared_ptr<const CachedTermBlocks>> blocks =
+            cached_blocks(user_id, term, ids);
+        for (std::size_t i = 0; i < runs.size(); ++i)
+            for (const CachedBlock& b : *blocks[i])
+                if (!read_block(runs[i], b.data, f, limit, with_positions, keep))
+                    malformed(runs[i].segment->id, "block");
+    }
     // A listing that misses a segment the blocks name is read again, up to twice; the last
     // one leaves out what was committed after it. Even a listing made just now can miss one:
     // on a server the listing and the blocks are two statements, and a merge published between
     // them retires the listed segments (their blocks are no longer read) for one the listing
     // lacks, so leaving that one out would lose the term's postings of the merged notes.
-    for (int attempt = 0;; ++attempt) {
+    for (int attempt = 0; !cached_reads(); ++attempt) {
         const bool fresh = attempt > 0 || !in_view_ || !view_.count(user_id);
         segments = of_user(user_id);
         if (segments.empty() && fresh) return;
@@ -278,8 +301,7 @@ std::vector<PostingNote> Segments::postings_at(long long user_id, const std::str
     if (keys.empty()) return rest;
     std::sort(keys.begin(), keys.end(), before);
     long long bad = 0;
-    blocks_->blocks_at(user_id, term, keys, [&](long long id, long long first, long long last,
-                                                std::string_view data) {
+    auto read = [&](long long id, long long first, long long last, std::string_view data) {
         auto at = std::lower_bound(keys.begin(), keys.end(), BlockKey{id, first}, before);
         const auto end = std::upper_bound(at, keys.end(), BlockKey{id, last}, before);
         const auto s = std::find_if(segments.begin(), segments.end(),
@@ -293,9 +315,48 @@ std::vector<PostingNote> Segments::postings_at(long long user_id, const std::str
             return true;
         });
         if (!ok) bad = id;
-    });
+    };
+    if (cached_reads()) {
+        std::vector<long long> ids;
+        for (const BlockKey& k : keys)
+            if (ids.empty() || ids.back() != k.segment_id) ids.push_back(k.segment_id);
+        const std::vector<std::shared_ptr<const CachedTermBlocks>> blocks =
+            cached_blocks(user_id, term, ids);
+        // As blocks_at: each block holding a key's ordinal once, by segment and first ordinal.
+        auto key = keys.begin();
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            while (key->segment_id < ids[i]) ++key;  // ids are the keys' segments
+            for (const CachedBlock& b : *blocks[i]) {
+                while (key != keys.end() && key->segment_id == ids[i] && key->ord < b.first) ++key;
+                if (key == keys.end() || key->segment_id != ids[i]) break;
+                if (key->ord <= b.last) read(ids[i], b.first, b.last, b.data);
+            }
+        }
+    } else {
+        blocks_->blocks_at(user_id, term, keys, read);
+    }
     if (bad) malformed(bad, "block");
     return rest;
+}
+
+std::vector<std::shared_ptr<const CachedTermBlocks>> Segments::cached_blocks(
+    long long user_id, const std::string& term, const std::vector<long long>& segment_ids) {
+    std::vector<std::shared_ptr<const CachedTermBlocks>> out;
+    std::vector<long long> missing;
+    for (long long id : segment_ids) {
+        out.push_back(block_cache_.find(id, term));
+        if (!out.back()) missing.push_back(id);
+    }
+    if (missing.empty()) return out;
+    std::map<long long, CachedTermBlocks> read;
+    for (long long id : missing) read[id];  // a segment without the term keeps that too
+    blocks_->blocks_in(user_id, term, missing,
+                       [&](long long id, long long first, long long last, std::string_view data) {
+                           read[id].push_back(CachedBlock{first, last, std::string(data)});
+                       });
+    for (std::size_t i = 0; i < segment_ids.size(); ++i)
+        if (!out[i]) out[i] = block_cache_.put(segment_ids[i], term, std::move(read[segment_ids[i]]));
+    return out;
 }
 
 void Segments::each_posting(long long user_id,

@@ -25,6 +25,7 @@
 #include "store/dialect.hpp"
 #include "store/segment_block_reader.hpp"
 #include "store/segment_block_writer.hpp"
+#include "store/term_block_cache.hpp"
 
 namespace notesd::detail {
 
@@ -33,6 +34,10 @@ namespace notesd::detail {
 constexpr std::size_t kSegmentMinNotes = 64;
 /// compact leaves a user at most this many segments.
 constexpr std::size_t kMaxSegments = 4;
+
+/// The bytes of term blocks a process keeps (term_block_cache.hpp): the blocks of the terms
+/// its searches read most, at 100,000 notes a user tens of megabytes for the frequent ones.
+constexpr std::size_t kTermBlockCacheBytes = std::size_t{64} << 20;
 
 /// One segment of a user as a read or a write sees it.
 struct SegmentRef {
@@ -162,6 +167,13 @@ private:
     };
     Statements& st();
     std::shared_ptr<const SegmentNotes> notes_of(long long segment_id);
+    /// Within a snapshot view (every search), term blocks come from block_cache_: the view's
+    /// listing names exactly the segments whose blocks it may read, and those never change.
+    bool cached_reads() const { return in_view_ && snapshot_; }
+    /// The blocks of `term` in each of these segments of the user (ids ascending), read into
+    /// the cache by one statement for the ones it lacks.
+    std::vector<std::shared_ptr<const CachedTermBlocks>> cached_blocks(
+        long long user_id, const std::string& term, const std::vector<long long>& segment_ids);
     WriteState& loaded(long long user_id);
     /// The user's segments as the database holds them now (of_user without the view).
     std::vector<SegmentRef> list(long long user_id);
@@ -179,6 +191,7 @@ private:
     std::unique_ptr<SegmentBlockReader> blocks_;
     SegmentBlockWriter block_writer_;
     std::map<long long, std::shared_ptr<const SegmentNotes>> notes_cache_;
+    TermBlockCache block_cache_{kTermBlockCacheBytes};
     std::map<long long, std::vector<long long>> listed_;  ///< user -> segment ids last listed
     bool in_view_ = false, snapshot_ = false;
     std::map<long long, std::vector<SegmentRef>> view_;  ///< user -> listing, within a view

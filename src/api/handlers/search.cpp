@@ -19,9 +19,20 @@ constexpr int kPurgePerSearch = 20;  // expired snapshots removed per new one: t
 // empty purge is still a write transaction per search.
 constexpr long long kPurgeIdleUs = 1000000;
 
+// The page [offset, offset + limit) of a snapshot's notes.
+std::vector<std::string> page_of(const SnapshotRecord& snap, const SearchCommand& cmd) {
+    std::vector<std::string> page;
+    const long long total = static_cast<long long>(snap.note_ids.size());
+    for (long long i = cmd.offset; i < total && i < cmd.offset + cmd.limit; ++i)
+        page.push_back(snap.note_ids[static_cast<std::size_t>(i)]);
+    return page;
+}
+
+// A new search: ranked, and its page read, in one view of the database (a view is two
+// statements on the servers), then kept as a snapshot for the pages after it.
 SnapshotRecord new_snapshot(SearchStore& store, const Principal& who, const ParsedQuery& query,
                             const SearchCommand& cmd, const std::string& fingerprint,
-                            const SearchSettings& settings) {
+                            const SearchSettings& settings, std::vector<SearchHit>& hits) {
     SnapshotRecord rec;
     rec.id = random_id128();
     rec.user_id = who.user_id;
@@ -32,8 +43,9 @@ SnapshotRecord new_snapshot(SearchStore& store, const Principal& who, const Pars
     {
         ReadScope view(store);  // the statistics and postings of one state of the database
         rec.note_ids = ranked_note_ids(store, who.user_id, query, cmd.filter);
+        mark_phase(Phase::store);
+        hits = store.notes_by_ids(who.user_id, page_of(rec, cmd), cmd.include_content);
     }
-    mark_phase(Phase::store);
     store.save_snapshot(rec);
     static long long next_purge_us = 0;  // per worker process, which serves one request at a time
     if (rec.created_us >= next_purge_us &&
@@ -53,8 +65,11 @@ HttpResponse search_notes(const HttpRequest& req, const Principal& who, SearchSt
     const std::string fingerprint = sha256_hex("v1|" + query.canonical() + "|" + cmd.filter_scope());
 
     SnapshotRecord snap;
+    std::vector<SearchHit> hits;
     if (cmd.snapshot_id) {
         mark_phase(Phase::store);
+        // Outside the view: SQLite attaches the snapshots file at its first use, which it
+        // cannot do in a transaction.
         auto found = store.find_snapshot(who.user_id, *cmd.snapshot_id, now_us());
         if (!found)
             throw ApiError(404, "NOT_FOUND", "snapshot_id is unknown or has expired; search again "
@@ -64,21 +79,13 @@ HttpResponse search_notes(const HttpRequest& req, const Principal& who, SearchSt
                            "snapshot_id belongs to a search with another query or other filters",
                            "snapshot_id");
         snap = std::move(*found);
-    } else {
-        snap = new_snapshot(store, who, query, cmd, fingerprint, settings);
-    }
-
-    const long long total = static_cast<long long>(snap.note_ids.size());
-    std::vector<std::string> page;
-    for (long long i = cmd.offset; i < total && i < cmd.offset + cmd.limit; ++i)
-        page.push_back(snap.note_ids[static_cast<std::size_t>(i)]);
-    std::vector<NoteItem> items;
-    std::vector<SearchHit> hits;
-    mark_phase(Phase::store);
-    {
         ReadScope view(store);
-        hits = store.notes_by_ids(who.user_id, page, cmd.include_content);
+        hits = store.notes_by_ids(who.user_id, page_of(snap, cmd), cmd.include_content);
+    } else {
+        snap = new_snapshot(store, who, query, cmd, fingerprint, settings, hits);
     }
+    const long long total = static_cast<long long>(snap.note_ids.size());
+    std::vector<NoteItem> items;
     mark_phase(Phase::render);
     SnippetMaker snippets(query);
     for (SearchHit& hit : hits) {

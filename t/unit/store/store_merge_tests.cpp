@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <soci/soci.h>
@@ -122,6 +123,67 @@ BOOST_FIXTURE_TEST_CASE(publish_carries_over_deletions_made_during_the_merge, St
         soci::into(blocks), soci::use(u, "u");
     BOOST_CHECK_EQUAL(blocks, 7);  // the merged segment's: alpha and the six own terms
     BOOST_CHECK_EQUAL(postings(writer, u, "alpha").size(), 5u);
+}
+
+// A reader in snapshot views (every search) keeps the term blocks it read
+// (term_block_cache.hpp): through a new segment, a deletion, a merge's publish and its inputs'
+// drop, its term reads and postings_at give exactly what reads outside a view give (a
+// statement each time). Every backend.
+BOOST_FIXTURE_TEST_CASE(cached_term_blocks_read_as_the_database_holds_them, StoreFixture) {
+    const long long u = user("block-cache");
+    const std::unique_ptr<Dialect> d = make_dialect(target.backend);
+    Conn merger(target, *d), writer(target, *d), reader(target, *d);
+    using Key = std::tuple<long long, long long, long long, int, int, std::string>;
+    auto keys = [](const std::vector<TermPosting>& ps, bool sorted) {
+        std::vector<Key> out;
+        for (const TermPosting& p : ps)
+            out.emplace_back(p.updated_us, p.uid_hi, p.uid_lo, p.title_tf, p.body_tf, p.positions);
+        if (sorted) std::sort(out.begin(), out.end());  // postings_at: any order
+        return out;
+    };
+    const std::vector<PostingNote> notes = {{100, 100, 7}, {101, 101, 7}, {201, 201, 7}, {202, 202, 7}};
+    std::size_t alpha_seen = 0;
+    auto same_as_uncached = [&](const std::string& stage) {
+        for (const std::string term : {"alpha", "own101", "own201", "own202", "absent"}) {
+            std::vector<TermPosting> viewed, viewed_at, plain, plain_at;
+            for (int round = 0; round < 2; ++round) {  // the second from the cache
+                reader.segments.begin_view(true);
+                viewed.clear(), viewed_at.clear();
+                reader.segments.term_postings(u, term, SearchFilter{}, 100, true, nullptr, viewed);
+                reader.segments.postings_at(u, term, notes, viewed_at);
+                reader.segments.end_view();
+            }
+            writer.segments.term_postings(u, term, SearchFilter{}, 100, true, nullptr, plain);
+            writer.segments.postings_at(u, term, notes, plain_at);
+            BOOST_CHECK_MESSAGE(keys(viewed, false) == keys(plain, false), stage << ": " << term);
+            BOOST_CHECK_MESSAGE(keys(viewed_at, true) == keys(plain_at, true),
+                                stage << ": postings_at " << term);
+            if (term == "alpha") alpha_seen = viewed.size();
+        }
+    };
+    add_segment(writer, u, 100);
+    same_as_uncached("one segment");
+    BOOST_CHECK_EQUAL(alpha_seen, 3u);
+    add_segment(writer, u, 200);
+    same_as_uncached("a second segment");
+    BOOST_CHECK_EQUAL(alpha_seen, 6u);
+    writer.write(u, [&] {
+        BOOST_CHECK(writer.segments.remove_note(u, 101, 101, 7));
+        SegmentBuilder none;
+        writer.segments.flush(u, none);
+    });
+    same_as_uncached("a note dead");
+    BOOST_CHECK_EQUAL(alpha_seen, 5u);
+    const Built b = build(merger, u);
+    detail::Segments::Publish done = detail::Segments::Publish::lost;
+    merger.write(u, [&] { done = merger.segments.publish(u, b.id, b.inputs, b.notes); });
+    BOOST_REQUIRE(done == detail::Segments::Publish::published);
+    same_as_uncached("merged");
+    std::vector<long long> hidden;
+    merger.write(u, [&] { hidden = merger.segments.mark_hidden_dropping(u); });
+    for (long long id : hidden) merger.write(u, [&] { merger.segments.delete_dropped(id); });
+    same_as_uncached("inputs dropped");
+    BOOST_CHECK_EQUAL(alpha_seen, 5u);
 }
 
 BOOST_FIXTURE_TEST_CASE(publish_loses_when_its_inputs_or_row_went_away, StoreFixture) {
