@@ -236,22 +236,24 @@ void Segments::term_postings(long long user_id, const std::string& term, const S
             for (const CachedBlock& b : *blocks[i])
                 if (!read_block(runs[i], b.data, f, limit, with_positions, keep))
                     malformed(runs[i].segment->id, "block");
-    }
-    // A listing that misses a segment the blocks name is read again, up to twice; the last
-    // one leaves out what was committed after it. Even a listing made just now can miss one:
-    // on a server the listing and the blocks are two statements, and a merge published between
-    // them retires the listed segments (their blocks are no longer read) for one the listing
-    // lacks, so leaving that one out would lose the term's postings of the merged notes.
-    for (int attempt = 0; !cached_reads(); ++attempt) {
-        const bool fresh = attempt > 0 || !in_view_ || !view_.count(user_id);
-        segments = of_user(user_id);
-        if (segments.empty() && fresh) return;
-        runs.clear();
-        for (const SegmentRef& s : segments) runs.push_back(run_of(s, f));
-        if (read_runs(*blocks_, user_id, term, f, limit, with_positions, keep, attempt < 2, runs))
-            break;
-        view_.erase(user_id);
-        view_rows_.erase(user_id);
+    } else {
+        // A listing that misses a segment the blocks name is read again, up to twice; the
+        // last one leaves out what was committed after it. Even a listing made just now can
+        // miss one: on a server the listing and the blocks are two statements, and a merge
+        // published between them retires the listed segments (their blocks are no longer
+        // read) for one the listing lacks, so leaving that one out would lose the term's
+        // postings of the merged notes.
+        for (int attempt = 0;; ++attempt) {
+            const bool fresh = attempt > 0 || !in_view_ || !view_.count(user_id);
+            segments = of_user(user_id);
+            if (segments.empty() && fresh) return;
+            runs.clear();
+            for (const SegmentRef& s : segments) runs.push_back(run_of(s, f));
+            if (read_runs(*blocks_, user_id, term, f, limit, with_positions, keep, attempt < 2, runs))
+                break;
+            view_.erase(user_id);
+            view_rows_.erase(user_id);
+        }
     }
     // Each run is in candidate order: merged pairwise, each cut to the limit.
     std::vector<TermPosting> merged;
