@@ -795,8 +795,10 @@ def start_stack(a, db):
     shield = {"CONN_PER_ADDR": max(32, in_flight), "POOL_MAX_CONNS": max(64, in_flight)}
     # The background merger runs as notesd's defaults have it (the e2e harness turns it off):
     # writes are measured with the folds and merges they cause.
-    config = {"workers": a.workers, "snapshot_ttl_s": 6 * 3600, "merge_interval_ms": 1000,
+    config = {"workers": a.workers, "snapshot_ttl_s": 6 * 3600, "merge_interval_ms": a.merge_interval_ms,
               "merge_fold_delay_ms": 10000}
+    if a.merge_nice is not None:
+        config["merge_nice"] = a.merge_nice
     return Stack(config=config, db=db, nginx=shield, start_timeout=60).start()
 
 
@@ -1058,6 +1060,11 @@ def parse_args(argv):
                     help="connections of the writes run beside search_mixed_with_writes")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2, help="wrk threads")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="notesd workers")
+    ap.add_argument("--merge-interval-ms", type=int, default=1000,
+                    help="the background merger's pause between passes (notesd's merge_interval_ms; "
+                         "0: no merger, to measure what the merges cost the requests beside them)")
+    ap.add_argument("--merge-nice", type=int,
+                    help="the merger's merge_nice (default notesd's; 0: the workers' priority throughout)")
     ap.add_argument("--backend", choices=bench_backends.BACKENDS,
                     help="sqlite (default: a cached file), or mysql / postgresql: a throwaway MariaDB / "
                          "PostgreSQL server in the cache folder, started and stopped here")

@@ -49,6 +49,7 @@ const KeyDef kKeys[] = {
     {"log_level", Kind::level, nullptr, &Config::log_level},
     {"merge_interval_ms", Kind::integer, &Config::merge_interval_ms, nullptr},
     {"merge_fold_delay_ms", Kind::integer, &Config::merge_fold_delay_ms, nullptr},
+    {"merge_nice", Kind::integer, &Config::merge_nice, nullptr},
 };
 
 std::string trim(const std::string& s) {
@@ -200,6 +201,7 @@ std::vector<std::string> validate(const Config& c) {
     check_range(out, "db_connect_timeout_s", c.db_connect_timeout_s, 1, 300);
     check_range(out, "merge_interval_ms", c.merge_interval_ms, 0, 3600000);
     check_range(out, "merge_fold_delay_ms", c.merge_fold_delay_ms, 0, 86400000);
+    check_range(out, "merge_nice", c.merge_nice, 0, 19);
     check_secret(c, out);
     check_range(out, "max_body_bytes", c.max_body_bytes, 1, 64 * 1024 * 1024);
     check_range(out, "snapshot_ttl_s", c.snapshot_ttl_s, 900, 7 * 86400);  // contract: at least 15 minutes

@@ -28,6 +28,7 @@ struct Config {
     // the background merger of the search index (server/merger.hpp)
     int merge_interval_ms = 1000;      // pause between its passes over the users; 0: no merger
     int merge_fold_delay_ms = 10000;   // postings rows this old are folded even when few
+    int merge_nice = 19;               // added to its nice value while it computes (merger_priority.hpp)
     // security
     std::string secret;                // cursor/snapshot signing secret (>= 32 characters)
     std::string secret_file;           // or: a file whose content is the secret

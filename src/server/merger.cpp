@@ -15,6 +15,7 @@
 
 #include "base/log.hpp"
 #include "base/util.hpp"
+#include "server/merger_priority.hpp"
 #include "store/store.hpp"
 #ifdef NOTESD_TEST_HOOKS
 #include <cstdlib>
@@ -28,6 +29,9 @@ namespace {
 
 // Steps per user in one pass: a user with much to merge does not hold up the others for long.
 constexpr int kStepsPerUserPass = 64;
+// A user's index this far behind has the merger at its own priority (MergerPriority): about
+// four folds of pending notes, or the segment count past which a due fold waits for merges.
+constexpr long long kBehindPendingNotes = 512;
 
 extern "C" void on_merger_term(int) {
     // Every transaction of a step is atomic and every state between them is exact (what
@@ -84,7 +88,8 @@ inline void install_test_hooks(Store&) {}
 
 class Merger {
 public:
-    explicit Merger(const Config& cfg) : cfg_(cfg), policy_(merger_policy(cfg)) {}
+    Merger(const Config& cfg, MergerPriority& priority)
+        : cfg_(cfg), policy_(merger_policy(cfg)), priority_(priority) {}
 
     /// One round over the users; true when a user still has work after its steps (writes
     /// come faster than a pass folds them), so the next pass should start at once.
@@ -93,6 +98,7 @@ public:
             store_ = open_store(cfg_.db, cfg_.db_busy_timeout_ms, cfg_.db_connect_timeout_s);
             // as a worker: no WAL checkpoint inside a commit, one after each step instead
             store_->defer_housekeeping();
+            store_->listen_to_step_writes(&priority_);
             install_test_hooks(*store_);
         }
         bool more = false;
@@ -112,6 +118,8 @@ private:
         bool progress = false;
         for (int i = 0; i < kStepsPerUserPass; ++i) {
             const IndexState s = store_->index_state(id);
+            priority_.set_behind(s.pending_notes >= kBehindPendingNotes ||
+                                 s.segments.size() > 2 * policy_.max_segments);
             const long long now = now_us();
             if (s.pending_notes > 0) pending_since_.emplace(id, now);
             else pending_since_.erase(id);
@@ -120,7 +128,10 @@ private:
             policy.fold_pending_postings = fold_budget_;
             const MergePlan plan =
                 plan_merge(policy, s, since == pending_since_.end() ? 0 : since->second, now);
-            if (plan.idle()) return false;
+            if (plan.idle()) {
+                priority_.set_behind(false);
+                return false;
+            }
             const IndexStep step = store_->run_index_step(id, plan);
             fold_budget_ = next_fold_budget(policy_, fold_budget_, step.fold_postings,
                                             step.fold_publish_us);
@@ -142,6 +153,7 @@ private:
 
     const Config& cfg_;
     const MergePolicy policy_;
+    MergerPriority& priority_;
     std::unique_ptr<Store> store_;
     std::set<long long> cleaned_;                 // users whose interrupted merges are gone
     std::map<long long, long long> pending_since_;  // user -> when rows were first seen pending
@@ -216,9 +228,15 @@ MergePolicy merger_policy(const Config& cfg) {
 
 void run_merger(const Config& cfg) {
     setup_merger_signals();
+    MergerPriority priority(cfg.merge_nice);
     log_info("merger running", {{"interval_ms", cfg.merge_interval_ms},
-                                {"fold_delay_ms", cfg.merge_fold_delay_ms}});
-    Merger m(cfg);
+                                {"fold_delay_ms", cfg.merge_fold_delay_ms},
+                                {"nice", priority.usable() ? cfg.merge_nice : 0}});
+    if (cfg.merge_nice > 0 && !priority.usable())
+        log_warn("merger keeps its priority: it could not take it back after lowering it "
+                 "(raise RLIMIT_NICE, e.g. systemd's LimitNICE=, or set merge_nice = 0)",
+                 {{"merge_nice", cfg.merge_nice}});
+    Merger m(cfg, priority);
     for (;;) {
         bool more = false;
         try {

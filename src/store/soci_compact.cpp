@@ -49,6 +49,11 @@ constexpr int kLostStepsAllowed = 3;
 template <class F>
 long long SociStore::step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f) {
     return guarded(op, [&] {
+        struct Listened {  // before the BEGIN, after the COMMIT or the ROLLBACK of ~WriteTxn
+            StepWriteListener* l;
+            explicit Listened(StepWriteListener* x) : l(x) { if (l) l->before_write(); }
+            ~Listened() { if (l) l->after_write(); }
+        } listened(step_listener_);
         detail::WriteTxn tx(sql_, dialect_->begin_write(),
                             target_.sync_index_steps ? after_commit() : std::function<void()>());
         if (lock_user_id != 0) lock_user(lock_user_id);

@@ -136,6 +136,7 @@ public:
     /// A test seam: f runs in a fold step after its segment is written hidden, before the
     /// publish (t/unit/store/store_pending_tests.cpp writes the user's notes meanwhile).
     void on_fold_written(std::function<void()> f) { on_fold_written_ = std::move(f); }
+    void listen_to_step_writes(StepWriteListener* l) override { step_listener_ = l; }
 
     /// WAL growth at which housekeeping checkpoints, in frames (SQLite's own automatic
     /// threshold): a commit's page look-ups walk the WAL's index by frame, and the pages a
@@ -275,6 +276,7 @@ private:
     std::atomic<bool> last_batch_new_{true};
     std::unique_ptr<Dialect> dialect_;
     std::function<void()> on_fold_written_;
+    StepWriteListener* step_listener_ = nullptr;
     soci::session sql_;
     bool lost_ = false;
     bool reading_ = false;  // inside begin_read (SQLite)

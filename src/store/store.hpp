@@ -116,6 +116,17 @@ struct IndexStep {
     long long fold_postings = 0, fold_publish_us = 0;
 };
 
+/// Told around each write transaction of an index step (NoteWriter::run_index_step,
+/// drop_interrupted_merges): the background merger computes at a low CPU priority and takes its
+/// own back while a transaction may hold the lock that requests' writes wait for
+/// (server/merger_priority.hpp).
+class StepWriteListener {
+public:
+    virtual ~StepWriteListener() = default;
+    virtual void before_write() = 0;  ///< before the transaction begins (and waits for its lock)
+    virtual void after_write() = 0;   ///< once it has committed or rolled back
+};
+
 /// Notes checked and analysed for NoteWriter::write_prepared (a store keeps its analysis in a
 /// subclass, which may point into `notes`: they are not changed once prepared, and the object
 /// is moved behind its unique_ptr, never copied).
@@ -170,6 +181,8 @@ public:
     /// Removes what merges interrupted by a crash left (hidden segments); returns how many.
     /// A merge of the user running concurrently elsewhere then loses its step.
     virtual long long drop_interrupted_merges(long long /*user_id*/) { return 0; }
+    /// Tells `l` (or no one: null) about each write transaction of the index steps from now on.
+    virtual void listen_to_step_writes(StepWriteListener* /*l*/) {}
 };
 
 class Admin {

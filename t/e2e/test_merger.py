@@ -168,6 +168,49 @@ def steady_text(i):
     return " ".join(STEADY_WORDS[(i * 7 + j * (1 + i % 5)) % n] + str(j % 11) for j in range(150))
 
 
+def nice_of(pid):
+    """The nice value of a process's main thread (/proc/PID/stat's 19th field)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
+
+
+class MergerComputesBehindTheWorkers(unittest.TestCase):
+    """The merger computes at merge_nice above the workers' nice value (server/merger_priority.hpp)
+    and takes theirs back around each write transaction; with merge_nice 0 it keeps theirs.
+    Where the process could not take its priority back it keeps its own and says so."""
+
+    def merger_nice(self, config):
+        with Stack(config=dict(MERGER, **config)) as stack:
+            wait_for(self, lambda: 'msg="merger running"' in stack.logs(), "the merger")
+            line = [l for l in stack.logs().splitlines() if 'msg="merger running"' in l][-1]
+            own = nice_of(stack.notesd_proc.pid)
+            nice = nice_of(merger_pid(stack))
+            # idle between passes: computing priority, not a write's
+            user, token = stack.create_user("niced")
+            for i in range(70):  # more than a fold's 64: the merger writes while we look
+                create(self, stack, token, "niced note %d about rebase" % i)
+            wait_for(self, lambda: sum(s[1] for s in steps(stack)) == 70, "70 notes folded")
+            wait_quiet(stack, quiet=0.5)
+            after = nice_of(merger_pid(stack))
+            self.assertEqual(stack.notesctl("check", user, check=False).returncode, 0)
+            return own, nice, after, line, stack.logs()
+
+    def test_merger_runs_at_merge_nice_between_writes(self):
+        own, nice, after, line, logs = self.merger_nice({"merge_nice": 7})
+        if "merger keeps its priority" in logs:
+            self.assertEqual((nice, after), (own, own))
+            self.assertIn(" nice=0", line)
+        else:
+            self.assertEqual((nice, after), (min(own + 7, 19), min(own + 7, 19)))
+            self.assertIn(" nice=7", line)
+
+    def test_merge_nice_zero_keeps_the_workers_priority(self):
+        own, nice, after, line, logs = self.merger_nice({"merge_nice": 0})
+        self.assertEqual((nice, after), (own, own))
+        self.assertIn(" nice=0", line)
+        self.assertNotIn("merger keeps its priority", logs)
+
+
 class SegmentsStayFewUnderSustainedWrites(unittest.TestCase):
     """Writes that do not stop keep a fold due at every merger step (merge_fold_delay_ms 0: any
     pending note is due). Merges still run between the folds: the user's segments stay within

@@ -138,6 +138,8 @@ BOOST_AUTO_TEST_CASE(ranges_are_checked) {
         {"merge_interval_ms", "-1", "merge_interval_ms"},
         {"merge_interval_ms", "3600001", "merge_interval_ms"},
         {"merge_fold_delay_ms", "-1", "merge_fold_delay_ms"},
+        {"merge_nice", "-1", "merge_nice"},
+        {"merge_nice", "20", "merge_nice"},
     }, [](const Config& c) { return validate(c); });
 }
 
@@ -217,6 +219,7 @@ BOOST_AUTO_TEST_CASE(example_file_lists_the_defaults) {
     BOOST_TEST(c.log_level == d.log_level);
     BOOST_TEST(c.merge_interval_ms == d.merge_interval_ms);
     BOOST_TEST(c.merge_fold_delay_ms == d.merge_fold_delay_ms);
+    BOOST_TEST(c.merge_nice == d.merge_nice);
     // Every key appears in the example: setting each one there must have been possible.
     std::ifstream in(path);
     std::string line;
@@ -224,7 +227,7 @@ BOOST_AUTO_TEST_CASE(example_file_lists_the_defaults) {
     while (std::getline(in, line)) {
         if (!line.empty() && line[0] != '#') ++keys;
     }
-    BOOST_TEST(keys == 24);
+    BOOST_TEST(keys == 25);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

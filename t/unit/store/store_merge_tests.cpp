@@ -414,3 +414,44 @@ BOOST_FIXTURE_TEST_CASE(an_older_file_keeps_its_4_kib_pages, StoreFixture) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Each write transaction of an index step is announced before its BEGIN and after its end (the
+// merger computes at a low priority and takes its own back while it may hold the lock,
+// server/merger_priority.hpp): every one of them, never nested, on every backend.
+BOOST_FIXTURE_TEST_CASE(step_writes_are_announced_around_each_transaction, StoreFixture) {
+    struct Counting : StepWriteListener {
+        long long before = 0, after = 0;
+        bool inside = false, nested = false;
+        void before_write() override {
+            nested = nested || inside;
+            inside = true;
+            ++before;
+        }
+        void after_write() override {
+            inside = false;
+            ++after;
+        }
+    } listener;
+    const long long u = user("listened");
+    for (int b = 0; b < 3; ++b) {
+        std::vector<NoteInput> batch;
+        for (int i = 0; i < 64; ++i)
+            batch.push_back(plain_note("listened batch " + std::to_string(b) + " note " + std::to_string(i)));
+        store->write_batch(u, {}, batch);
+    }
+    store->listen_to_step_writes(&listener);
+    MergePolicy p;
+    p.force = true;
+    p.max_segments = 1;
+    const IndexStep s = store->run_index_step(u, plan_merge(p, store->index_state(u), 0, 0));
+    BOOST_CHECK_EQUAL(s.merged_segments, 3);
+    BOOST_CHECK_GE(s.write_transactions, 4);  // begin, blocks, notes, publish, the drops
+    BOOST_CHECK_EQUAL(listener.before, s.write_transactions);
+    BOOST_CHECK_EQUAL(listener.after, listener.before);
+    BOOST_CHECK(!listener.inside);
+    BOOST_CHECK(!listener.nested);
+    store->listen_to_step_writes(nullptr);
+    store->compact_index(u);
+    BOOST_CHECK_EQUAL(listener.before, s.write_transactions);  // no one listens any more
+    BOOST_CHECK(store->check_user(u).empty());
+}
