@@ -96,10 +96,15 @@ MergePlan plan_merge(const MergePolicy& p, const IndexState& s, long long pendin
                 return out;
             }
     }
-    if (fold_is_due && n <= 2 * max_segments) return fold();
+    if (fold_is_due && n <= 2 * max_segments) return fold();  // index_behind past it
     // Too many whatever their sizes: the smallest become one, leaving max_segments.
     if (n > max_segments) out.merge = ids_of(s, smallest(s, all, n - max_segments + 1));
     return out;
+}
+
+bool index_behind(const MergePolicy& p, const IndexState& s) {
+    return s.pending_notes >= p.behind_pending_notes ||
+           s.segments.size() > 2 * std::max<std::size_t>(p.max_segments, 1);
 }
 
 }  // namespace notesd

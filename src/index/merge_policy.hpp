@@ -41,6 +41,8 @@ struct MergePolicy {
     /// notesctl pack: fold every row now and merge down to max_segments without waiting for a
     /// tier to fill.
     bool force = false;
+    /// index_behind: this many pending notes (about four folds) or more
+    long long behind_pending_notes = 512;
 };
 
 /// A segment as the policy sees it.
@@ -77,5 +79,10 @@ long long next_fold_budget(const MergePolicy& p, long long budget, long long pos
 
 MergePlan plan_merge(const MergePolicy& p, const IndexState& s, long long pending_since_us,
                      long long now_us);
+
+/// Whether the index is behind what the policy wants: behind_pending_notes or more pending, or
+/// more than twice max_segments segments (where a due fold waits for every merge). The
+/// background merger then works at the workers' CPU priority (server/merger_priority.hpp).
+bool index_behind(const MergePolicy& p, const IndexState& s);
 
 }  // namespace notesd

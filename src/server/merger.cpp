@@ -29,9 +29,6 @@ namespace {
 
 // Steps per user in one pass: a user with much to merge does not hold up the others for long.
 constexpr int kStepsPerUserPass = 64;
-// A user's index this far behind has the merger at its own priority (MergerPriority): about
-// four folds of pending notes, or the segment count past which a due fold waits for merges.
-constexpr long long kBehindPendingNotes = 512;
 
 extern "C" void on_merger_term(int) {
     // Every transaction of a step is atomic and every state between them is exact (what
@@ -118,8 +115,7 @@ private:
         bool progress = false;
         for (int i = 0; i < kStepsPerUserPass; ++i) {
             const IndexState s = store_->index_state(id);
-            priority_.set_behind(s.pending_notes >= kBehindPendingNotes ||
-                                 s.segments.size() > 2 * policy_.max_segments);
+            priority_.set_behind(index_behind(policy_, s));
             const long long now = now_us();
             if (s.pending_notes > 0) pending_since_.emplace(id, now);
             else pending_since_.erase(id);
@@ -231,7 +227,7 @@ void run_merger(const Config& cfg) {
     MergerPriority priority(cfg.merge_nice);
     log_info("merger running", {{"interval_ms", cfg.merge_interval_ms},
                                 {"fold_delay_ms", cfg.merge_fold_delay_ms},
-                                {"nice", priority.usable() ? cfg.merge_nice : 0}});
+                                {"nice", priority.computing() - priority.own()}});
     if (cfg.merge_nice > 0 && !priority.usable())
         log_warn("merger keeps its priority: it could not take it back after lowering it "
                  "(raise RLIMIT_NICE, e.g. systemd's LimitNICE=, or set merge_nice = 0)",

@@ -13,15 +13,17 @@ namespace notesd {
 
 class MergerPriority : public StepWriteListener {
 public:
-    /// nice: the nice value to compute at (0: the process's own, no change). The lower
-    /// priority is used only where the process may take its own back afterwards (root,
-    /// CAP_SYS_NICE, or an RLIMIT_NICE that allows it, as systemd's LimitNICE= sets it);
-    /// usable() says whether it is.
+    /// nice: added to the process's nice value while computing (0: no change; at most 19 in
+    /// all). The lower priority is used only where the process may take its own back
+    /// afterwards (root, CAP_SYS_NICE, or an RLIMIT_NICE that allows it, as systemd's
+    /// LimitNICE= sets it); usable() says whether it is.
     explicit MergerPriority(int nice);
     MergerPriority(const MergerPriority&) = delete;
     MergerPriority& operator=(const MergerPriority&) = delete;
     bool usable() const { return usable_; }
     int own() const { return own_; }  ///< the nice value the process started with
+    /// The nice value it computes at: own() when not usable().
+    int computing() const { return usable_ ? low_ : own_; }
     /// The nice value the calling thread runs at now.
     static int current();
 

@@ -193,4 +193,14 @@ BOOST_AUTO_TEST_CASE(fold_budget_keeps_the_publish_near_its_target) {
     BOOST_CHECK_EQUAL(next_fold_budget(p, 99999, 0, 0), 16000);
 }
 
+BOOST_AUTO_TEST_CASE(behind_with_many_pending_notes_or_past_twice_max_segments) {
+    MergePolicy p;
+    p.max_segments = 8;
+    p.behind_pending_notes = 512;
+    BOOST_TEST(!index_behind(p, with_segments({100, 100}, 511)));
+    BOOST_TEST(index_behind(p, with_segments({100, 100}, 512)));
+    BOOST_TEST(!index_behind(p, with_segments(std::vector<long long>(16, 100))));
+    BOOST_TEST(index_behind(p, with_segments(std::vector<long long>(17, 100))));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
