@@ -13,16 +13,19 @@ namespace {
 // A term's blocks of all the user's listed segments, by segment and then in ordinal
 // (candidate) order: a seek per segment (schema 016 orders the blocks by segment, so that a new
 // segment's are appended), the segments listed by the same statement, so that one committed
-// since the caller's listing shows too (read_runs). The same statement with SOCI's named
-// placeholders and SQLite's numbered ones.
+// since the caller's listing shows too (read_runs). A pack's row comes with no data (the caller
+// keeps packs). The same statement with SOCI's named placeholders and SQLite's numbered ones.
 constexpr const char* kTermBlocksSql =
-    "SELECT segment_id, data FROM segment_blocks WHERE segment_id IN (SELECT id FROM "
-    "index_segments WHERE user_id = :u AND note_count > 0) AND term = :t ORDER BY segment_id, "
-    "first_ord";
+    "SELECT segment_id, CASE WHEN term = '' THEN SUBSTR(data, 1, 0) ELSE data END FROM "
+    "segment_blocks WHERE segment_id IN (SELECT id FROM index_segments WHERE user_id = :u AND "
+    "note_count > 0) AND term IN (:t, '') ORDER BY segment_id, first_ord";
 constexpr const char* kTermBlocksSqliteSql =
-    "SELECT segment_id, data FROM segment_blocks WHERE segment_id IN (SELECT id FROM "
-    "index_segments WHERE user_id = ?1 AND note_count > 0) AND term = ?2 ORDER BY segment_id, "
-    "first_ord";
+    "SELECT segment_id, CASE WHEN term = '' THEN SUBSTR(data, 1, 0) ELSE data END FROM "
+    "segment_blocks WHERE segment_id IN (SELECT id FROM index_segments WHERE user_id = ?1 AND "
+    "note_count > 0) AND term IN (?2, '') ORDER BY segment_id, first_ord";
+// A segment's pack: its only row, under the empty term.
+constexpr const char* kPackSql = "SELECT data FROM segment_blocks WHERE segment_id = :s AND term = ''";
+constexpr const char* kPackSqliteSql = "SELECT data FROM segment_blocks WHERE segment_id = ?1 AND term = ''";
 // The block that holds ordinal ord if any does: the last one starting at or before it.
 constexpr const char* kBlockAtSql =
     "SELECT first_ord, last_ord, data FROM segment_blocks WHERE user_id = ?1 AND term = ?2 AND "
@@ -70,6 +73,14 @@ public:
             throw std::runtime_error("index segment " + std::to_string(segment_id) + ": malformed notes table");
         return std::string_view(data_);
     }
+    std::optional<std::string_view> pack(long long segment_id) override {
+        if (!pack_) pack_.emplace(Prep(session_, kPackSql).out(data_).in(segment_, "s").done());
+        segment_ = segment_id;
+        if (!fetch_one(*pack_)) return std::nullopt;
+        if (!dialect_.blob_result(data_))
+            throw std::runtime_error("index segment " + std::to_string(segment_id) + ": malformed pack");
+        return std::string_view(data_);
+    }
     bool blocks(long long user_id, const std::string& term,
                 const std::function<bool(long long, std::string_view)>& fn) override {
         if (!st_)
@@ -101,6 +112,7 @@ public:
     void drop_statements() override {
         st_.reset();
         notes_.reset();
+        pack_.reset();
         for (std::optional<soci::statement>& s : at_) s.reset();
         for (std::optional<soci::statement>& s : in_) s.reset();
     }
@@ -157,7 +169,7 @@ private:
 
     soci::session& session_;
     const Dialect& dialect_;
-    std::optional<soci::statement> st_, notes_;
+    std::optional<soci::statement> st_, notes_, pack_;
     std::array<std::optional<soci::statement>, kPowers> at_, in_;
     long long user_ = 0, segment_ = 0, first_ = 0, last_ = 0;
     std::array<long long, kBlockKeysMax> key_segment_{}, key_ord_{};
@@ -173,6 +185,15 @@ public:
     std::optional<std::string_view> notes_table(long long segment_id) override {
         if (!read_blob(session_, "index_segment_notes", "notes", segment_id, notes_)) return std::nullopt;
         return std::string_view(notes_.data(), notes_.size());
+    }
+    std::optional<std::string_view> pack(long long segment_id) override {
+        SqliteStmt& st = prepared_once(session_, pack_, kPackSqliteSql);
+        st.bind(1, segment_id);
+        if (!st.step()) return std::nullopt;
+        const std::string_view data = st.blob(0);
+        pack_bytes_.assign(data.data(), data.size());
+        st.reset();
+        return std::string_view(pack_bytes_);
     }
     bool blocks(long long user_id, const std::string& term,
                 const std::function<bool(long long, std::string_view)>& fn) override {
@@ -214,12 +235,14 @@ public:
         st_.reset();
         at_.reset();
         in_.reset();
+        pack_.reset();
     }
 
 private:
     soci::session& session_;
-    std::unique_ptr<SqliteStmt> st_, at_, in_;
+    std::unique_ptr<SqliteStmt> st_, at_, in_, pack_;
     BlobBuffer notes_;
+    std::string pack_bytes_;
 };
 
 }  // namespace

@@ -27,8 +27,24 @@ void Segments::insert_blocks(long long user_id, long long segment_id,
     blocks.clear();
 }
 
+void Segments::insert_pack(long long user_id, long long segment_id,
+                           const std::vector<SegmentBlock>& blocks) {
+    // Under the empty term, which no real term is; last_ord -1 covers no ordinal (blocks_at).
+    std::vector<SegmentBlock> row(1);
+    row[0].bounds.first = 0;
+    row[0].bounds.last = -1;
+    row[0].data = encode_segment_pack(blocks);
+    block_writer_.insert(user_id, segment_id, row);
+}
+
 SegmentInput Segments::input_of(const SegmentRef& s) {
     SegmentInput in{*s.notes, s.live, {}};
+    if (s.pack) {
+        s.pack->each([&](std::string_view term, const SegmentPack::Block& b) {
+            in.blocks.emplace_back(std::string(term), std::string(b.data));
+        });
+        return in;
+    }
     long long id = s.id;
     std::string term, data;
     soci::statement st = Prep(session_, "SELECT term, data FROM segment_blocks WHERE segment_id = "

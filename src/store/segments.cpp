@@ -67,15 +67,28 @@ void Segments::drop_statements() {
     write_ = WriteState();  // a failed transaction rolled back whatever it had changed
 }
 
-std::shared_ptr<const SegmentNotes> Segments::notes_of(long long segment_id) {
+std::shared_ptr<const SegmentNotes> Segments::notes_of(long long segment_id,
+                                                       std::shared_ptr<const SegmentPack>& pack) {
     auto it = notes_cache_.find(segment_id);
-    if (it != notes_cache_.end()) return it->second;
+    if (it != notes_cache_.end()) {
+        pack = pack_cache_[segment_id];
+        return it->second;
+    }
+    // The pack first: a segment dropped between the two reads then has no notes table and is
+    // left out, never taken for one whose blocks are rows.
+    pack.reset();
+    if (const std::optional<std::string_view> bytes = blocks_->pack(segment_id)) {
+        auto p = std::make_shared<SegmentPack>();
+        if (!SegmentPack::decode(std::string(*bytes), *p)) malformed(segment_id, "pack");
+        pack = std::move(p);
+    }
     // merged away since it was listed (the servers read without a snapshot)
     const std::optional<std::string_view> table = blocks_->notes_table(segment_id);
     if (!table) return nullptr;
     auto notes = std::make_shared<SegmentNotes>();
     if (!decode_segment_notes(*table, *notes)) malformed(segment_id, "notes table");
     notes_cache_[segment_id] = notes;
+    pack_cache_[segment_id] = pack;
     return notes;
 }
 
@@ -106,12 +119,13 @@ std::vector<SegmentRef> Segments::list(long long user_id) {
     for (long long id : listed)
         if (std::none_of(rows.begin(), rows.end(), [&](const SegmentRef& r) { return r.id == id; })) {
             notes_cache_.erase(id);
+            pack_cache_.erase(id);
             block_cache_.forget_segment(id);
         }
     listed.clear();
     for (SegmentRef& r : rows) {
         listed.push_back(r.id);
-        r.notes = notes_of(r.id);
+        r.notes = notes_of(r.id, r.pack);
     }
     rows.erase(std::remove_if(rows.begin(), rows.end(), [](const SegmentRef& r) { return !r.notes; }),
                rows.end());
@@ -208,7 +222,11 @@ bool read_runs(SegmentBlockReader& blocks, long long user_id, const std::string&
                 if (x.segment->id == segment_id) r = &x;
             if (!r) return !(unknown = stop_at_unknown);
         }
-        return ok = read_block(*r, data, f, limit, with_positions, keep);
+        if (!data.empty()) return ok = read_block(*r, data, f, limit, with_positions, keep);
+        if (!r->segment->pack) return ok = false;  // a pack's row, of a segment listed without one
+        for (const SegmentPack::Block& b : r->segment->pack->term_blocks(term))
+            if (!(ok = read_block(*r, b.data, f, limit, with_positions, keep))) break;
+        return ok;
     });
     if (!read || !ok) malformed(r ? r->segment->id : 0, "block");
     return !unknown;
@@ -335,7 +353,19 @@ std::vector<PostingNote> Segments::postings_at(long long user_id, const std::str
             }
         }
     } else {
-        blocks_->blocks_at(user_id, term, keys, read);
+        // Packed segments' blocks are in memory; the other keys' blocks are rows.
+        std::vector<BlockKey> row_keys;
+        for (const BlockKey& k : keys) {
+            const auto s = std::find_if(segments.begin(), segments.end(),
+                                        [&](const SegmentRef& r) { return r.id == k.segment_id; });
+            if (!s->pack) {
+                row_keys.push_back(k);
+                continue;
+            }
+            if (&k != &keys.front() && (&k - 1)->segment_id == k.segment_id) continue;  // done
+            for (const SegmentPack::Block& b : s->pack->term_blocks(term)) read(s->id, b.first, b.last, b.data);
+        }
+        if (!row_keys.empty()) blocks_->blocks_at(user_id, term, row_keys, read);
     }
     if (bad) malformed(bad, "block");
     return rest;
@@ -345,17 +375,25 @@ std::vector<std::shared_ptr<const CachedTermBlocks>> Segments::cached_blocks(
     long long user_id, const std::string& term, const std::vector<long long>& segment_ids) {
     std::vector<std::shared_ptr<const CachedTermBlocks>> out;
     std::vector<long long> missing;
+    std::map<long long, CachedTermBlocks> read;
     for (long long id : segment_ids) {
         out.push_back(block_cache_.find(id, term));
-        if (!out.back()) missing.push_back(id);
+        if (out.back()) continue;
+        read[id];  // a segment without the term keeps that too
+        const auto pack = pack_cache_.find(id);  // listed: every id has its entry
+        if (pack == pack_cache_.end() || !pack->second) {
+            missing.push_back(id);
+            continue;
+        }
+        for (const SegmentPack::Block& b : pack->second->term_blocks(term))
+            read[id].push_back(CachedBlock{b.first, b.last, std::string(b.data)});
     }
-    if (missing.empty()) return out;
-    std::map<long long, CachedTermBlocks> read;
-    for (long long id : missing) read[id];  // a segment without the term keeps that too
-    blocks_->blocks_in(user_id, term, missing,
-                       [&](long long id, long long first, long long last, std::string_view data) {
-                           read[id].push_back(CachedBlock{first, last, std::string(data)});
-                       });
+    if (read.empty()) return out;
+    if (!missing.empty())
+        blocks_->blocks_in(user_id, term, missing,
+                           [&](long long id, long long first, long long last, std::string_view data) {
+                               read[id].push_back(CachedBlock{first, last, std::string(data)});
+                           });
     for (std::size_t i = 0; i < segment_ids.size(); ++i)
         if (!out[i]) out[i] = block_cache_.put(segment_ids[i], term, std::move(read[segment_ids[i]]));
     return out;
@@ -370,19 +408,35 @@ void Segments::each_posting(long long user_id,
             problems.push_back("index segment " + std::to_string(s.id) + ": live count " +
                                std::to_string(s.stored_live_count) + ", its live set holds " +
                                std::to_string(s.live.live_count()));
+        const auto each_block = [&](const std::string& term, std::string_view data) {
+            const bool ok = each_segment_posting(data, s.live.notes(), [&](const SegmentPosting& p) {
+                if (s.live.live(p.ordinal)) fn(term, (*s.notes)[static_cast<std::size_t>(p.ordinal)], p);
+                return true;
+            });
+            if (!ok)
+                problems.push_back("index segment " + std::to_string(s.id) + ": a malformed block of term '" +
+                                   term + "'");
+        };
         Statements& q = st();
         q.segment_id = s.id;
         q.segment_blocks.execute();
         while (q.segment_blocks.fetch()) {
-            const bool ok = dialect_.blob_result(q.data) &&
-                            each_segment_posting(q.data, s.live.notes(), [&](const SegmentPosting& p) {
-                                if (s.live.live(p.ordinal))
-                                    fn(q.term, (*s.notes)[static_cast<std::size_t>(p.ordinal)], p);
-                                return true;
-                            });
-            if (!ok)
+            if (!dialect_.blob_result(q.data)) {
                 problems.push_back("index segment " + std::to_string(s.id) + ": a malformed block of term '" +
                                    q.term + "'");
+            } else if (!q.term.empty()) {
+                each_block(q.term, q.data);
+            } else {
+                // A pack: read again from the row, not the copy kept since the listing.
+                SegmentPack pack;
+                if (!s.pack || !SegmentPack::decode(q.data, pack)) {
+                    problems.push_back("index segment " + std::to_string(s.id) + ": a malformed pack");
+                    continue;
+                }
+                pack.each([&](std::string_view term, const SegmentPack::Block& b) {
+                    each_block(std::string(term), b.data);
+                });
+            }
         }
         end_read(q.segment_blocks);
     }

@@ -22,6 +22,7 @@
 
 #include "base/model.hpp"
 #include "index/segment.hpp"
+#include "index/segment_pack.hpp"
 #include "store/dialect.hpp"
 #include "store/segment_block_reader.hpp"
 #include "store/segment_block_writer.hpp"
@@ -45,6 +46,8 @@ struct SegmentRef {
     std::shared_ptr<const SegmentNotes> notes;
     LiveDocs live;
     long long stored_live_count = 0;  ///< index_segments.live_count (notesctl check compares)
+    /// Its blocks when they are stored as one pack (segment_pack.hpp); null: a row per block.
+    std::shared_ptr<const SegmentPack> pack;
 };
 
 /// Keeps a posting of a segment note (a collection filter); null: every note.
@@ -131,6 +134,8 @@ public:
     long long insert_unpublished(long long user_id);
     /// Writes these blocks of an unpublished segment (the vector is emptied).
     void insert_blocks(long long user_id, long long segment_id, std::vector<SegmentBlock>& blocks);
+    /// Writes all the blocks of an unpublished segment as one pack (segment_pack.hpp).
+    void insert_pack(long long user_id, long long segment_id, const std::vector<SegmentBlock>& blocks);
     /// The merge's inputs as it listed them.
     SegmentInput input_of(const SegmentRef& s);
     /// Writes the notes table of an unpublished segment (before its publish, which then holds
@@ -166,7 +171,10 @@ private:
         std::vector<bool> dirty;
     };
     Statements& st();
-    std::shared_ptr<const SegmentNotes> notes_of(long long segment_id);
+    /// The segment's notes table, and its pack if it is stored as one, read once per process
+    /// (both never change); null notes when the segment is gone.
+    std::shared_ptr<const SegmentNotes> notes_of(long long segment_id,
+                                                 std::shared_ptr<const SegmentPack>& pack);
     /// Within a snapshot view (every search), term blocks come from block_cache_: the view's
     /// listing names exactly the segments whose blocks it may read, and those never change.
     bool cached_reads() const { return in_view_ && snapshot_; }
@@ -191,6 +199,8 @@ private:
     std::unique_ptr<SegmentBlockReader> blocks_;
     SegmentBlockWriter block_writer_;
     std::map<long long, std::shared_ptr<const SegmentNotes>> notes_cache_;
+    /// Beside notes_cache_, the same keys: the segment's pack, null when it has none.
+    std::map<long long, std::shared_ptr<const SegmentPack>> pack_cache_;
     TermBlockCache block_cache_{kTermBlockCacheBytes};
     std::map<long long, std::vector<long long>> listed_;  ///< user -> segment ids last listed
     bool in_view_ = false, snapshot_ = false;

@@ -160,19 +160,33 @@ std::shared_ptr<SegmentNotes> SociStore::write_hidden_segment(long long user_id,
                                                               std::size_t blocks_per_write, IndexStep& step,
                                                               long long& segment_id, Produce&& produce) {
     step_write(ops.begin, 0, step, [&] { segment_id = segments_.insert_unpublished(user_id); });
-    std::vector<SegmentBlock> chunk;
-    std::size_t bytes = 0;
+    // A segment whose blocks fit kSegmentPackBytes is written as one pack (a row instead of one
+    // per block, index/segment_pack.hpp): its blocks are kept until they pass it.
+    std::vector<SegmentBlock> kept, chunk;
+    std::size_t kept_bytes = 0, bytes = 0;
+    bool packing = true;
     auto write_chunk = [&] {
         if (!chunk.empty())
             step_write(ops.blocks, 0, step, [&] { segments_.insert_blocks(user_id, segment_id, chunk); });
         bytes = 0;
     };
-    std::string table = produce([&](SegmentBlock&& b) {
+    auto add_to_chunk = [&](SegmentBlock&& b) {
         bytes += b.data.size() + b.term.size();
         chunk.push_back(std::move(b));
         if (chunk.size() >= blocks_per_write || bytes >= kBytesPerWrite) write_chunk();
+    };
+    std::string table = produce([&](SegmentBlock&& b) {
+        if (!packing) return add_to_chunk(std::move(b));
+        kept_bytes += b.data.size() + b.term.size();
+        kept.push_back(std::move(b));
+        if (kept_bytes <= kSegmentPackBytes) return;
+        packing = false;  // too large: a row per block, in short transactions
+        for (SegmentBlock& k : kept) add_to_chunk(std::move(k));
+        std::vector<SegmentBlock>().swap(kept);
     });
-    write_chunk();
+    if (!packing) write_chunk();
+    else if (!kept.empty())
+        step_write(ops.blocks, 0, step, [&] { segments_.insert_pack(user_id, segment_id, kept); });
     auto notes = std::make_shared<SegmentNotes>();
     if (!decode_segment_notes(table, *notes)) throw std::logic_error("a new notes table does not decode");
     step_write(ops.notes, 0, step, [&] { segments_.write_unpublished_notes(segment_id, table); });

@@ -8,6 +8,7 @@
 
 #include "index/positions.hpp"
 #include "index/segment.hpp"
+#include "index/segment_pack.hpp"
 
 using namespace notesd;
 
@@ -281,6 +282,69 @@ BOOST_AUTO_TEST_CASE(a_segment_is_a_fraction_of_the_row_formats_size) {
     // posting; a segment's postings share their note's fields
     BOOST_TEST_MESSAGE("segment bytes per posting: " << static_cast<double>(bytes) / static_cast<double>(postings));
     BOOST_CHECK_LT(bytes, postings * 16);
+}
+
+// A pack (segment_pack.hpp) holds exactly the blocks it was given: each term's blocks, in
+// order, byte for byte, and nothing for a term the segment lacks.
+BOOST_AUTO_TEST_CASE(a_pack_gives_back_every_term_s_blocks) {
+    const Built s = build(random_batch(7, 300));
+    SegmentPack pack;
+    BOOST_REQUIRE(SegmentPack::decode(encode_segment_pack(s.blocks), pack));
+    std::map<std::string, std::vector<const SegmentBlock*>> by_term;
+    for (const SegmentBlock& blk : s.blocks) by_term[blk.term].push_back(&blk);
+    BOOST_CHECK_EQUAL(pack.terms(), by_term.size());
+    std::size_t multi = 0;
+    for (const auto& [term, want] : by_term) {
+        const std::vector<SegmentPack::Block> got = pack.term_blocks(term);
+        BOOST_REQUIRE_EQUAL(got.size(), want.size());
+        multi += got.size() > 1 ? 1 : 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            BOOST_CHECK_EQUAL(got[i].first, want[i]->bounds.first);
+            BOOST_CHECK_EQUAL(got[i].last, want[i]->bounds.last);
+            BOOST_CHECK(got[i].data == want[i]->data);
+        }
+    }
+    BOOST_CHECK_GT(multi, 0u);
+    for (const char* absent : {"", "a", "w", "w1x", "zzz", "w299z"})
+        BOOST_CHECK(pack.term_blocks(absent).empty());
+    std::size_t i = 0;  // each() walks them all in the writer's order
+    pack.each([&](std::string_view term, const SegmentPack::Block& b) {
+        BOOST_REQUIRE_LT(i, s.blocks.size());
+        BOOST_CHECK(term == s.blocks[i].term);
+        BOOST_CHECK(b.data == s.blocks[i].data);
+        ++i;
+    });
+    BOOST_CHECK_EQUAL(i, s.blocks.size());
+    // a copy outlives the original (offsets, not views into a moved string)
+    SegmentPack copy = pack;
+    pack = SegmentPack();
+    BOOST_CHECK_EQUAL(copy.term_blocks(s.blocks.back().term).size(), by_term[s.blocks.back().term].size());
+    // an empty segment packs to no terms
+    SegmentPack none;
+    BOOST_REQUIRE(SegmentPack::decode(encode_segment_pack({}), none));
+    BOOST_CHECK_EQUAL(none.terms(), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_malformed_pack_is_refused) {
+    const Built s = build(random_batch(8, 40));
+    const std::string bytes = encode_segment_pack(s.blocks);
+    SegmentPack pack;
+    for (std::size_t cut = 0; cut < bytes.size(); ++cut) BOOST_CHECK(!SegmentPack::decode(bytes.substr(0, cut), pack));
+    BOOST_CHECK(!SegmentPack::decode(bytes + "x", pack));
+    // terms out of order
+    std::vector<SegmentBlock> swapped = s.blocks;
+    std::swap(swapped.front(), swapped.back());
+    BOOST_CHECK(!SegmentPack::decode(encode_segment_pack(swapped), pack));
+    // any single flipped byte is refused or decodes to blocks whose headers match (no crash)
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        std::string bad = bytes;
+        bad[i] = static_cast<char>(bad[i] ^ 0x21);
+        if (SegmentPack::decode(bad, pack))
+            pack.each([&](std::string_view, const SegmentPack::Block& b) {
+                SegmentBlockBounds h;
+                BOOST_CHECK(read_block_bounds(b.data, h) && h.first == b.first && h.last == b.last);
+            });
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -12,6 +12,7 @@
 
 #include <soci/soci.h>
 
+#include "index/search_index.hpp"
 #include "store/dialect.hpp"
 #include "store/segments.hpp"
 #include "store/soci_store.hpp"
@@ -48,6 +49,26 @@ void add_segment(Conn& c, long long u, long long base) {
                   {SegmentTerm{"alpha", 1, 0, "0"}, SegmentTerm{"own" + std::to_string(base + i), 0, 1, "1"}});
         c.segments.flush(u, b);
     });
+}
+
+// The same notes as add_segment, written as a merge or a fold writes a small segment: one pack
+// (index/segment_pack.hpp) under an unpublished row, then published.
+void add_packed_segment(Conn& c, long long u, long long base) {
+    SegmentBuilder b;
+    for (long long i = 0; i < 3; ++i)
+        b.add(SegmentNote{base + i, base + i, 7, base, 0, 1, 2},
+              {SegmentTerm{"alpha", 1, 0, "0"}, SegmentTerm{"own" + std::to_string(base + i), 0, 1, "1"}});
+    std::vector<SegmentBlock> blocks;
+    const std::string table = b.finish([&](SegmentBlock&& blk) { blocks.push_back(std::move(blk)); });
+    long long id = 0;
+    c.write(u, [&] { id = c.segments.insert_unpublished(u); });
+    c.write(u, [&] { c.segments.insert_pack(u, id, blocks); });
+    c.write(u, [&] { c.segments.write_unpublished_notes(id, table); });
+    auto notes = std::make_shared<SegmentNotes>();
+    BOOST_REQUIRE(decode_segment_notes(table, *notes));
+    detail::Segments::Publish done = detail::Segments::Publish::lost;
+    c.write(u, [&] { done = c.segments.publish(u, id, {}, notes); });
+    BOOST_REQUIRE(done == detail::Segments::Publish::published);
 }
 
 std::vector<TermPosting> postings(Conn& c, long long u, const std::string& term) {
@@ -184,6 +205,82 @@ BOOST_FIXTURE_TEST_CASE(cached_term_blocks_read_as_the_database_holds_them, Stor
     for (long long id : hidden) merger.write(u, [&] { merger.segments.delete_dropped(id); });
     same_as_uncached("inputs dropped");
     BOOST_CHECK_EQUAL(alpha_seen, 5u);
+}
+
+// A segment stored as a pack reads as one whose blocks are rows, in and outside views (term
+// reads, postings_at, the check's walk), and a merge reads it as its input; beside a segment of
+// rows, each read takes each side's postings once.
+BOOST_FIXTURE_TEST_CASE(a_packed_segment_reads_as_its_rows_would, StoreFixture) {
+    const long long u = user("packed");
+    const std::unique_ptr<Dialect> d = make_dialect(target.backend);
+    Conn writer(target, *d), reader(target, *d);
+    add_segment(writer, u, 100);         // rows
+    add_packed_segment(writer, u, 200);  // one pack
+    long long rows = -1, pack_rows = -1;
+    writer.session << "SELECT " + d->count_star() + " FROM segment_blocks WHERE user_id = :u",
+        soci::into(rows), soci::use(u, "u");
+    writer.session << "SELECT " + d->count_star() + " FROM segment_blocks WHERE user_id = :u AND term = ''",
+        soci::into(pack_rows), soci::use(u, "u");
+    BOOST_CHECK_EQUAL(rows, 4 + 1);  // alpha and three own terms; the pack
+    BOOST_CHECK_EQUAL(pack_rows, 1);
+    const std::vector<detail::SegmentRef> listed = reader.segments.of_user(u);
+    BOOST_REQUIRE_EQUAL(listed.size(), 2u);
+    BOOST_CHECK(!listed[0].pack);
+    BOOST_REQUIRE(listed[1].pack);
+    BOOST_CHECK_EQUAL(listed[1].pack->terms(), 4u);
+    const std::vector<PostingNote> notes = {{100, 100, 7}, {101, 101, 7}, {201, 201, 7}, {202, 202, 7}};
+    const std::vector<long long> all_notes = {100, 101, 102, 200, 201, 202};
+    std::vector<long long> dead;
+    auto check = [&](const std::string& stage) {
+        auto live = [&](long long n) { return std::find(dead.begin(), dead.end(), n) == dead.end(); };
+        for (const std::string term : {"alpha", "own101", "own201", "own202", "absent", ""}) {
+            std::size_t want = 0, want_at = 0;
+            for (long long n : all_notes) {
+                if (!live(n) || !(term == "alpha" || term == "own" + std::to_string(n))) continue;
+                ++want;
+                if (std::any_of(notes.begin(), notes.end(), [&](const PostingNote& p) { return p.updated_us == n; }))
+                    ++want_at;
+            }
+            for (bool view : {false, true}) {
+                std::vector<TermPosting> all, at;
+                if (view) reader.segments.begin_view(true);
+                reader.segments.term_postings(u, term, SearchFilter{}, 100, true, nullptr, all);
+                reader.segments.postings_at(u, term, notes, at);
+                if (view) reader.segments.end_view();
+                BOOST_CHECK_MESSAGE(all.size() == want, stage << (view ? " view " : " ") << term << ": "
+                                                               << all.size() << " postings");
+                BOOST_CHECK_MESSAGE(at.size() == want_at, stage << (view ? " view " : " ") << "postings_at "
+                                                                << term << ": " << at.size());
+                for (std::size_t i = 1; i < all.size(); ++i) BOOST_CHECK(candidate_before(all[i - 1], all[i]));
+                for (const TermPosting& p : all) BOOST_CHECK_EQUAL(p.positions, term == "alpha" ? "0" : "1");
+            }
+        }
+        std::vector<std::string> problems;
+        std::size_t walked = 0;
+        reader.segments.each_posting(u, [&](const std::string&, const SegmentNote&, const SegmentPosting&) {
+            ++walked;
+        }, problems);
+        BOOST_CHECK_MESSAGE(problems.empty(), stage << ": " << (problems.empty() ? "" : problems.front()));
+        BOOST_CHECK_EQUAL(walked, 2 * (all_notes.size() - dead.size()));
+    };
+    check("rows and a pack");
+    writer.write(u, [&] {
+        BOOST_CHECK(writer.segments.remove_note(u, 201, 201, 7));  // dead in the pack
+        SegmentBuilder none;
+        writer.segments.flush(u, none);
+    });
+    dead.push_back(201);
+    check("a packed note dead");
+    // a merge reads both inputs; its output, small, becomes a pack too when written as one
+    const std::vector<detail::SegmentRef> inputs = writer.segments.of_user(u);
+    std::vector<SegmentInput> in;
+    for (const detail::SegmentRef& r : inputs) in.push_back(writer.segments.input_of(r));
+    BOOST_REQUIRE_EQUAL(in.size(), 2u);
+    BOOST_CHECK_EQUAL(in[1].blocks.size(), 4u);
+    BOOST_CHECK_EQUAL(in[1].blocks.front().first, "alpha");
+    std::vector<SegmentBlock> blocks;
+    const std::string table = merge_segments(in, [&](SegmentBlock&& b) { blocks.push_back(std::move(b)); });
+    BOOST_CHECK_EQUAL(blocks.size(), 6u);  // alpha and five own terms: own201 is dead
 }
 
 BOOST_FIXTURE_TEST_CASE(publish_loses_when_its_inputs_or_row_went_away, StoreFixture) {
