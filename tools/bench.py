@@ -1030,14 +1030,18 @@ def merge_report(merges):
     if not rows:
         return "\nBackground merge steps during the runs: none.\n"
     out = ["\nBackground merge steps during the runs (the merger's log; a step's longest write "
-           "transaction, lock held to the return of its COMMIT):\n",
+           "transaction, lock held to the return of its COMMIT; the merger's CPU time in its steps, "
+           "and per note folded):\n",
            "| scenario | steps | notes folded | segments merged | write transactions | "
-           "longest ms | its op | steps over 20 ms |", "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
-    for name, steps in rows:  # (user, folded, merged, lost, transactions, longest_write_us, op)
+           "longest ms | its op | steps over 20 ms | CPU s | CPU ms / note folded |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
+    for name, steps in rows:  # (user, folded, merged, lost, transactions, longest_write_us, op, cpu_us)
         top = max(steps, key=lambda s: s[5])
-        out.append("| %s | %d | %d | %d | %d | %.1f | %s | %d |" % (
-            name, len(steps), sum(s[1] for s in steps), sum(s[2] for s in steps),
-            sum(s[4] for s in steps), top[5] / 1000.0, top[6], sum(1 for s in steps if s[5] > 20000)))
+        folded, cpu_us = sum(s[1] for s in steps), sum(s[7] for s in steps)
+        out.append("| %s | %d | %d | %d | %d | %.1f | %s | %d | %.1f | %s |" % (
+            name, len(steps), folded, sum(s[2] for s in steps),
+            sum(s[4] for s in steps), top[5] / 1000.0, top[6], sum(1 for s in steps if s[5] > 20000),
+            cpu_us / 1e6, "%.2f" % (cpu_us / 1000.0 / folded) if folded else "-"))
     return "\n".join(out) + "\n"
 
 

@@ -107,6 +107,14 @@ public:
 private:
     // True when the user's steps ran out with work left, having done some (a step that keeps
     // losing to a pack does not make the merger spin).
+    // The merger's own CPU time (a process of one thread): what index upkeep costs the machine
+    // per step, steadier than its wall time beside a loaded pool (tools/bench.py sums it).
+    static long long process_cpu_us() {
+        timespec ts{};
+        if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
+        return static_cast<long long>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+    }
+
     bool user(long long id) {
         if (cleaned_.insert(id).second) {
             const long long dropped = store_->drop_interrupted_merges(id);
@@ -128,7 +136,9 @@ private:
                 priority_.set_behind(false);
                 return false;
             }
+            const long long cpu_before = process_cpu_us();
             const IndexStep step = store_->run_index_step(id, plan);
+            const long long cpu_us = process_cpu_us() - cpu_before;
             fold_budget_ = next_fold_budget(policy_, fold_budget_, step.fold_postings,
                                             step.fold_publish_us);
             progress = progress || step.folded_notes > 0 || step.merged_segments > 0;
@@ -142,7 +152,8 @@ private:
                                     {"longest_write_us", step.longest_write_us},
                                     {"longest_write", step.longest_write_op},
                                     {"longest_write_us_ever", longest_us_},
-                                    {"fold_budget", fold_budget_}});
+                                    {"fold_budget", fold_budget_},
+                                    {"cpu_us", cpu_us}});
         }
         return progress;
     }

@@ -68,7 +68,8 @@ SHARED = os.path.abspath(os.environ.get("NOTESD_SHARED") or os.path.join(SRCDIR,
 
 # The background merger's log line of each step (server/merger.cpp).
 MERGE_STEP = re.compile(r'msg="merge step" user=(\d+) folded_notes=(\d+) merged_segments=(\d+) '
-                        r'lost=(\w+) transactions=(\d+) longest_write_us=(\d+) longest_write=(\w+)')
+                        r'lost=(\w+) transactions=(\d+) longest_write_us=(\d+) longest_write=(\w+)'
+                        r'[^\n]* cpu_us=(\d+)')
 
 class StackError(RuntimeError):
     """The stack could not start (the message carries the tail of the logs)."""
@@ -624,9 +625,10 @@ class Stack:
             return ""
 
     def merge_steps(self, since=0):
-        """(user, folded, merged, lost, transactions, longest_write_us, its op) of each step the
-        background merger logged (server/merger.cpp), in notesd's log from offset `since` on."""
-        return [(int(m[0]), int(m[1]), int(m[2]), m[3] == "yes", int(m[4]), int(m[5]), m[6])
+        """(user, folded, merged, lost, transactions, longest_write_us, its op, cpu_us) of each
+        step the background merger logged (server/merger.cpp), in notesd's log from offset
+        `since` on."""
+        return [(int(m[0]), int(m[1]), int(m[2]), m[3] == "yes", int(m[4]), int(m[5]), m[6], int(m[7]))
                 for m in MERGE_STEP.findall(self.logs()[since:])]
 
     def access_log(self):
