@@ -48,10 +48,6 @@ public:
             for (std::size_t b = t.first_block; b < t.first_block + t.blocks; ++b)
                 fn(view(t.at, t.size), block(b));
     }
-    /// The memory it holds, about.
-    std::size_t bytes() const {
-        return bytes_.size() + terms_.size() * sizeof(Term) + blocks_.size() * sizeof(BlockAt);
-    }
 
 private:
     // Offsets into bytes_, not views: a moved std::string may move its characters (SSO).

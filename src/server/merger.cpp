@@ -105,8 +105,6 @@ public:
     void forget_store() { store_.reset(); }
 
 private:
-    // True when the user's steps ran out with work left, having done some (a step that keeps
-    // losing to a pack does not make the merger spin).
     // The merger's own CPU time (a process of one thread): what index upkeep costs the machine
     // per step, steadier than its wall time beside a loaded pool (tools/bench.py sums it).
     static long long process_cpu_us() {
@@ -115,6 +113,8 @@ private:
         return static_cast<long long>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
     }
 
+    // True when the user's steps ran out with work left, having done some (a step that keeps
+    // losing to a pack does not make the merger spin).
     bool user(long long id) {
         if (cleaned_.insert(id).second) {
             const long long dropped = store_->drop_interrupted_merges(id);

@@ -73,13 +73,13 @@ public:
             throw std::runtime_error("index segment " + std::to_string(segment_id) + ": malformed notes table");
         return std::string_view(data_);
     }
-    std::optional<std::string_view> pack(long long segment_id) override {
+    std::optional<std::string> pack(long long segment_id) override {
         if (!pack_) pack_.emplace(Prep(session_, kPackSql).out(data_).in(segment_, "s").done());
         segment_ = segment_id;
         if (!fetch_one(*pack_)) return std::nullopt;
         if (!dialect_.blob_result(data_))
             throw std::runtime_error("index segment " + std::to_string(segment_id) + ": malformed pack");
-        return std::string_view(data_);
+        return std::move(data_);  // the next fetch into data_ assigns it anew
     }
     bool blocks(long long user_id, const std::string& term,
                 const std::function<bool(long long, std::string_view)>& fn) override {
@@ -186,14 +186,13 @@ public:
         if (!read_blob(session_, "index_segment_notes", "notes", segment_id, notes_)) return std::nullopt;
         return std::string_view(notes_.data(), notes_.size());
     }
-    std::optional<std::string_view> pack(long long segment_id) override {
+    std::optional<std::string> pack(long long segment_id) override {
         SqliteStmt& st = prepared_once(session_, pack_, kPackSqliteSql);
         st.bind(1, segment_id);
         if (!st.step()) return std::nullopt;
-        const std::string_view data = st.blob(0);
-        pack_bytes_.assign(data.data(), data.size());
+        std::string bytes(st.blob(0));
         st.reset();
-        return std::string_view(pack_bytes_);
+        return bytes;
     }
     bool blocks(long long user_id, const std::string& term,
                 const std::function<bool(long long, std::string_view)>& fn) override {
@@ -242,7 +241,6 @@ private:
     soci::session& session_;
     std::unique_ptr<SqliteStmt> st_, at_, in_, pack_;
     BlobBuffer notes_;
-    std::string pack_bytes_;
 };
 
 }  // namespace

@@ -37,8 +37,8 @@ public:
     virtual bool blocks(long long user_id, const std::string& term,
                         const std::function<bool(long long segment_id, std::string_view data)>& fn) = 0;
     /// fn(segment_id, first, last, data) once for each block of the user's `term` that holds
-    /// a key's ordinal (keys of segments stored as packs find nothing here) (its segment's, first <= ord <= last), by segment and first ordinal;
-    /// keys sorted by (segment, ord). Throws when a block's data is not in the backend's blob
+    /// a key's ordinal (its segment's, first <= ord <= last; a packed segment's keys find
+    /// nothing), by segment and first ordinal; keys sorted by (segment, ord). Throws when a block's data is not in the backend's blob
     /// form. On the servers one statement per kBlockKeysMax keys.
     virtual void blocks_at(long long user_id, const std::string& term,
                            const std::vector<BlockKey>& keys,
@@ -46,8 +46,8 @@ public:
                                                     long long last, std::string_view data)>& fn) = 0;
     /// fn(segment_id, first, last, data) for each block of `term` in these segments of the
     /// user (ids ascending, none twice, none stored as a pack), by segment and first ordinal:
-    /// what a worker keeps (term_block_cache.hpp). Throws when a block's data is not in the backend's blob form.
-    /// On the servers one statement per kBlockKeysMax segments.
+    /// what a worker keeps (term_block_cache.hpp). Throws when a block's data is not in the
+    /// backend's blob form. On the servers one statement per kBlockKeysMax segments.
     virtual void blocks_in(long long user_id, const std::string& term,
                            const std::vector<long long>& segment_ids,
                            const std::function<void(long long segment_id, long long first,
@@ -56,9 +56,9 @@ public:
     /// nullopt when there is no such segment (merged away since it was listed). Throws when the
     /// data is not in the backend's blob form.
     virtual std::optional<std::string_view> notes_table(long long segment_id) = 0;
-    /// The segment's pack (segment_pack.hpp), valid until the next call; nullopt when its
-    /// blocks are rows of their terms (or there is no such segment). Throws as notes_table.
-    virtual std::optional<std::string_view> pack(long long segment_id) = 0;
+    /// The segment's pack (segment_pack.hpp), for SegmentPack::decode to own; nullopt when
+    /// its blocks are rows of their terms (or there is no such segment). Throws as notes_table.
+    virtual std::optional<std::string> pack(long long segment_id) = 0;
     virtual void drop_statements() = 0;
 };
 

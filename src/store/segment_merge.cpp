@@ -129,8 +129,9 @@ Segments::Publish Segments::publish(long long user_id, long long segment_id,
     session_ << "UPDATE index_segments SET note_count = :n, live_count = :l, live = " +
                     dialect_.blob_value(":live") + " WHERE id = :s",
         soci::use(n, "n"), soci::use(l, "l"), soci::use(live_blob, "live"), soci::use(id, "s");
-    // Not into notes_cache_ here: the transaction may still roll back.
-    w.segments.push_back(SegmentRef{segment_id, notes, live, l});
+    // Not into segment_cache_ here: the transaction may still roll back. Writes use only the
+    // live sets; its pack, if it has one, comes with its next listing.
+    w.segments.push_back(SegmentRef{segment_id, notes, live, l, nullptr});
     w.dirty.push_back(false);
     return Publish::published;
 }
@@ -195,7 +196,7 @@ void Segments::delete_dropped(long long segment_id) {
     session_ << "DELETE FROM index_segment_notes WHERE segment_id = :s AND NOT EXISTS (SELECT 1 "
                 "FROM index_segments WHERE id = :t)",
         soci::use(id, "s"), soci::use(row, "t");
-    notes_cache_.erase(segment_id);
+    segment_cache_.erase(segment_id);
 }
 
 }  // namespace notesd::detail

@@ -69,17 +69,17 @@ void Segments::drop_statements() {
 
 std::shared_ptr<const SegmentNotes> Segments::notes_of(long long segment_id,
                                                        std::shared_ptr<const SegmentPack>& pack) {
-    auto it = notes_cache_.find(segment_id);
-    if (it != notes_cache_.end()) {
-        pack = pack_cache_[segment_id];
-        return it->second;
+    auto it = segment_cache_.find(segment_id);
+    if (it != segment_cache_.end()) {
+        pack = it->second.pack;
+        return it->second.notes;
     }
     // The pack first: a segment dropped between the two reads then has no notes table and is
     // left out, never taken for one whose blocks are rows.
     pack.reset();
-    if (const std::optional<std::string_view> bytes = blocks_->pack(segment_id)) {
+    if (std::optional<std::string> bytes = blocks_->pack(segment_id)) {
         auto p = std::make_shared<SegmentPack>();
-        if (!SegmentPack::decode(std::string(*bytes), *p)) malformed(segment_id, "pack");
+        if (!SegmentPack::decode(std::move(*bytes), *p)) malformed(segment_id, "pack");
         pack = std::move(p);
     }
     // merged away since it was listed (the servers read without a snapshot)
@@ -87,8 +87,7 @@ std::shared_ptr<const SegmentNotes> Segments::notes_of(long long segment_id,
     if (!table) return nullptr;
     auto notes = std::make_shared<SegmentNotes>();
     if (!decode_segment_notes(*table, *notes)) malformed(segment_id, "notes table");
-    notes_cache_[segment_id] = notes;
-    pack_cache_[segment_id] = pack;
+    segment_cache_[segment_id] = Immutable{notes, pack};
     return notes;
 }
 
@@ -108,7 +107,7 @@ std::vector<SegmentRef> Segments::list(long long user_id) {
     std::vector<SegmentRef> rows;
     q.list.execute();
     while (q.list.fetch()) {
-        SegmentRef r{q.segment_id, nullptr, LiveDocs(), q.live_count};
+        SegmentRef r{q.segment_id, nullptr, LiveDocs(), q.live_count, nullptr};  // notes_of fills both
         if (!dialect_.blob_result(q.live) || !LiveDocs::decode(q.live, q.note_count, r.live))
             malformed(q.segment_id, "live set");
         rows.push_back(std::move(r));
@@ -118,8 +117,7 @@ std::vector<SegmentRef> Segments::list(long long user_id) {
     std::vector<long long>& listed = listed_[user_id];
     for (long long id : listed)
         if (std::none_of(rows.begin(), rows.end(), [&](const SegmentRef& r) { return r.id == id; })) {
-            notes_cache_.erase(id);
-            pack_cache_.erase(id);
+            segment_cache_.erase(id);
             block_cache_.forget_segment(id);
         }
     listed.clear();
@@ -355,15 +353,16 @@ std::vector<PostingNote> Segments::postings_at(long long user_id, const std::str
     } else {
         // Packed segments' blocks are in memory; the other keys' blocks are rows.
         std::vector<BlockKey> row_keys;
+        long long packed_read = 0;  // keys come by segment: a packed one's blocks once
         for (const BlockKey& k : keys) {
             const auto s = std::find_if(segments.begin(), segments.end(),
                                         [&](const SegmentRef& r) { return r.id == k.segment_id; });
             if (!s->pack) {
                 row_keys.push_back(k);
-                continue;
+            } else if (packed_read != s->id) {
+                packed_read = s->id;
+                for (const SegmentPack::Block& b : s->pack->term_blocks(term)) read(s->id, b.first, b.last, b.data);
             }
-            if (&k != &keys.front() && (&k - 1)->segment_id == k.segment_id) continue;  // done
-            for (const SegmentPack::Block& b : s->pack->term_blocks(term)) read(s->id, b.first, b.last, b.data);
         }
         if (!row_keys.empty()) blocks_->blocks_at(user_id, term, row_keys, read);
     }
@@ -380,12 +379,12 @@ std::vector<std::shared_ptr<const CachedTermBlocks>> Segments::cached_blocks(
         out.push_back(block_cache_.find(id, term));
         if (out.back()) continue;
         read[id];  // a segment without the term keeps that too
-        const auto pack = pack_cache_.find(id);  // listed: every id has its entry
-        if (pack == pack_cache_.end() || !pack->second) {
+        const auto seg = segment_cache_.find(id);  // listed: every id has its entry
+        if (seg == segment_cache_.end() || !seg->second.pack) {
             missing.push_back(id);
             continue;
         }
-        for (const SegmentPack::Block& b : pack->second->term_blocks(term))
+        for (const SegmentPack::Block& b : seg->second.pack->term_blocks(term))
             read[id].push_back(CachedBlock{b.first, b.last, std::string(b.data)});
     }
     if (read.empty()) return out;
@@ -524,8 +523,8 @@ void Segments::add_segment(WriteState& w, long long user_id, const std::string& 
     const LiveDocs live(static_cast<long long>(notes->size()));
     const long long id = insert_segment(user_id, table, live);
     block_writer_.insert(user_id, id, blocks);
-    // Not into notes_cache_: if this transaction rolls back, SQLite hands the id out again.
-    w.segments.push_back(SegmentRef{id, notes, live, live.live_count()});
+    // Not into segment_cache_: if this transaction rolls back, SQLite hands the id out again.
+    w.segments.push_back(SegmentRef{id, notes, live, live.live_count(), nullptr});  // a row per block
     w.dirty.push_back(false);
 }
 

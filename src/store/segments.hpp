@@ -198,9 +198,12 @@ private:
     std::unique_ptr<Statements> st_;
     std::unique_ptr<SegmentBlockReader> blocks_;
     SegmentBlockWriter block_writer_;
-    std::map<long long, std::shared_ptr<const SegmentNotes>> notes_cache_;
-    /// Beside notes_cache_, the same keys: the segment's pack, null when it has none.
-    std::map<long long, std::shared_ptr<const SegmentPack>> pack_cache_;
+    /// What never changes of a segment, read once: its notes table and its pack (null: none).
+    struct Immutable {
+        std::shared_ptr<const SegmentNotes> notes;
+        std::shared_ptr<const SegmentPack> pack;
+    };
+    std::map<long long, Immutable> segment_cache_;
     TermBlockCache block_cache_{kTermBlockCacheBytes};
     std::map<long long, std::vector<long long>> listed_;  ///< user -> segment ids last listed
     bool in_view_ = false, snapshot_ = false;
