@@ -1,8 +1,11 @@
 #include "base/huge_pages.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 
 namespace notesd::detail {
 namespace {
@@ -31,3 +34,25 @@ void unmap_huge(void* p, std::size_t bytes) { ::munmap(p, whole_pages(bytes)); }
 
 }  // namespace notesd::detail
 
+namespace notesd {
+
+std::optional<std::string> tunables_with_huge_page_heap(const char* current) {
+    const std::string_view now = current ? current : "";
+    if (now.find("glibc.malloc.hugetlb=") != std::string_view::npos) return std::nullopt;
+    std::string out(now);
+    if (!out.empty()) out += ':';
+    return out + "glibc.malloc.hugetlb=1";
+}
+
+void reexec_with_huge_page_heap(char** argv) {
+    const char* current = std::getenv("GLIBC_TUNABLES");
+    const std::optional<std::string> wanted = tunables_with_huge_page_heap(current);
+    if (!wanted) return;
+    const std::optional<std::string> before = current ? std::optional<std::string>(current) : std::nullopt;
+    if (::setenv("GLIBC_TUNABLES", wanted->c_str(), 1) != 0) return;
+    ::execv("/proc/self/exe", argv);
+    if (before) ::setenv("GLIBC_TUNABLES", before->c_str(), 1);  // exec failed: as it was
+    else ::unsetenv("GLIBC_TUNABLES");
+}
+
+}  // namespace notesd

@@ -5,12 +5,27 @@
 // faulting in a fresh 4 KB page costs about 15 us: a user's first search in a worker paid 21 ms
 // for the pages of one 100,000-note table alone, a 2 MB page takes about 0.2 ms (doc/benchmarks.md,
 // "The first search after a restart"). Where the kernel gives no huge page the mapping
-// simply stays in 4 KB pages.
+// simply stays in 4 KB pages. For a whole program's heap, glibc's own advice can be switched on
+// (reexec_with_huge_page_heap).
 #pragma once
 #include <cstddef>
 #include <new>
+#include <optional>
+#include <string>
 
 namespace notesd {
+
+/// The GLIBC_TUNABLES value that also asks glibc's malloc to advise its heaps as transparent
+/// huge pages (`glibc.malloc.hugetlb=1`), or nothing when `current` (the variable's value, null
+/// when unset) already says either way: the operator's choice stands.
+std::optional<std::string> tunables_with_huge_page_heap(const char* current);
+
+/// For a tool that builds a large working set in glibc's malloc (notesctl's import, pack and
+/// rebuilds: about 1 GB at 100,000 notes): re-executes the program (/proc/self/exe, the same
+/// argv) with tunables_with_huge_page_heap set, since the dynamic loader reads the tunables only
+/// at start. Returns when they are set already or the exec failed (the program then simply runs
+/// on with 4 KB pages).
+void reexec_with_huge_page_heap(char** argv);
 
 namespace detail {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/config.hpp"
+#include "base/huge_pages.hpp"
 #include "server/status_server.hpp"
 #include "tools/status_view.hpp"
 #include "ingest/demo.hpp"
@@ -410,4 +411,10 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace notesd
 
-int main(int argc, char** argv) { return notesd::run(argc, argv); }
+int main(int argc, char** argv) {
+    // An import's or a pack's working set (about 1 GB at 100,000 notes) faulted in 4 KB pages
+    // cost 10-15% of its time on the benchmark machine (doc/benchmarks.md, "notesctl's heap
+    // in huge pages").
+    notesd::reexec_with_huge_page_heap(argv);
+    return notesd::run(argc, argv);
+}

@@ -27,4 +27,15 @@ BOOST_AUTO_TEST_CASE(large_blocks_are_aligned_and_keep_their_contents) {
     BOOST_CHECK(copy == v);
 }
 
+BOOST_AUTO_TEST_CASE(the_heap_tunable_is_added_once_and_an_operator_s_choice_stands) {
+    BOOST_CHECK_EQUAL(tunables_with_huge_page_heap(nullptr).value_or("none"), "glibc.malloc.hugetlb=1");
+    BOOST_CHECK_EQUAL(tunables_with_huge_page_heap("").value_or("none"), "glibc.malloc.hugetlb=1");
+    BOOST_CHECK_EQUAL(tunables_with_huge_page_heap("glibc.malloc.arena_max=2").value_or("none"),
+                      "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+    // set already, by the re-executed program itself or by the operator (0 keeps 4 KB pages)
+    BOOST_CHECK(!tunables_with_huge_page_heap("glibc.malloc.hugetlb=1"));
+    BOOST_CHECK(!tunables_with_huge_page_heap("glibc.malloc.hugetlb=0"));
+    BOOST_CHECK(!tunables_with_huge_page_heap("glibc.malloc.tcache_count=0:glibc.malloc.hugetlb=2"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
