@@ -49,8 +49,14 @@ void reexec_with_huge_page_heap(char** argv) {
     const std::optional<std::string> wanted = tunables_with_huge_page_heap(current);
     if (!wanted) return;
     const std::optional<std::string> before = current ? std::optional<std::string>(current) : std::nullopt;
+    // The resolved path rather than /proc/self/exe itself, which would rename the process
+    // "exe" (ps, top, pkill notesctl).
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0 || static_cast<std::size_t>(n) >= sizeof self - 1) return;
+    self[n] = '\0';
     if (::setenv("GLIBC_TUNABLES", wanted->c_str(), 1) != 0) return;
-    ::execv("/proc/self/exe", argv);
+    ::execv(self, argv);
     if (before) ::setenv("GLIBC_TUNABLES", before->c_str(), 1);  // exec failed: as it was
     else ::unsetenv("GLIBC_TUNABLES");
 }

@@ -21,8 +21,8 @@ namespace notesd {
 std::optional<std::string> tunables_with_huge_page_heap(const char* current);
 
 /// For a tool that builds a large working set in glibc's malloc (notesctl's import, pack and
-/// rebuilds: about 1 GB at 100,000 notes): re-executes the program (/proc/self/exe, the same
-/// argv) with tunables_with_huge_page_heap set, since the dynamic loader reads the tunables only
+/// rebuilds: about 1 GB at 100,000 notes): re-executes the program (the file /proc/self/exe
+/// names, the same argv) with tunables_with_huge_page_heap set, since the dynamic loader reads the tunables only
 /// at start. Returns when they are set already or the exec failed (the program then simply runs
 /// on with 4 KB pages).
 void reexec_with_huge_page_heap(char** argv);

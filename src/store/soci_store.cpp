@@ -60,7 +60,7 @@ void default_cache(DbTarget& t, int mb) {
 
 std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string) {
     DbTarget t = parse_connection_string(connection_string);
-    default_cache(t, 512);
+    default_cache(t, 128);
     // A bulk tool's index upkeep (an import's compaction, pack) need not sync each step
     // (SociStore::step_write; doc/benchmarks.md, "An import in two stages").
     t.sync_index_steps = false;

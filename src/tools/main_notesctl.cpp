@@ -412,9 +412,9 @@ int run(int argc, char** argv) {
 }  // namespace notesd
 
 int main(int argc, char** argv) {
-    // An import's or a pack's working set (about 1 GB at 100,000 notes) faulted in 4 KB pages
-    // cost 10-15% of its time on the benchmark machine (doc/benchmarks.md, "notesctl's heap
-    // in huge pages").
+    // An import's or a pack's heap (about 0.6 GB at 100,000 notes) faulted in 4 KB pages cost
+    // about a tenth of its time on the benchmark machine (doc/benchmarks.md, "notesctl's page
+    // cache and heap").
     notesd::reexec_with_huge_page_heap(argv);
     return notesd::run(argc, argv);
 }
