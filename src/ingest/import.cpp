@@ -69,11 +69,13 @@ std::optional<std::string> read_text_file(const fs::path& p, std::string& reason
 
 class Progress {
 public:
+    /// total 0: not known in advance (a JSON Lines file is read as it is written)
     Progress(bool on, std::size_t total) : on_(on), total_(total) {}
     void advance(std::size_t n, std::size_t errors) {
         done_ += n;
-        if (on_)
-            std::fprintf(stderr, "\rimporting: %zu/%zu notes, %zu errors", done_, total_, errors);
+        if (!on_) return;
+        if (total_ > 0) std::fprintf(stderr, "\rimporting: %zu/%zu notes, %zu errors", done_, total_, errors);
+        else std::fprintf(stderr, "\rimporting: %zu notes, %zu errors", done_, errors);
     }
     ~Progress() {
         if (on_ && done_ > 0) std::fputs("\r\033[K", stderr);  // the summary line follows
@@ -85,10 +87,11 @@ private:
     std::size_t done_ = 0;
 };
 
-// Notes go out in batches, one transaction each; the collections ride with the first one so
-// that every note's collection exists as soon as the note does. A pipeline of two: while a
-// thread writes one batch, this one reads and analyses the next (the database's part and the
-// analysis' each took about half of an import's time, one after the other on one core). One
+// Notes go out in batches, one transaction each; the collections ride with the first one (one
+// found later in a JSON Lines file, with the next) so that every note's collection exists as
+// soon as the note does. A pipeline of two: while a thread writes one batch, this one reads
+// and analyses the next (the database's part and the analysis' each took about half of an
+// import's time, one after the other on one core). One
 // batch is in flight at a time and each is written after the one before it has committed, so
 // a failure stops the import where it would have stopped without the pipeline.
 class BatchWriter {
@@ -104,6 +107,10 @@ public:
         notes_.push_back(std::move(note));
         if (notes_.size() >= batch_ || bytes_ >= batch_bytes_) hand_over();
     }
+
+    /// A collection found after the writing began: it rides with the next batch, before any
+    /// note that names it.
+    void add_collection(CollectionInput collection) { collections_.push_back(std::move(collection)); }
 
     /// Writes what is left and waits for every write.
     void flush() {
@@ -450,9 +457,29 @@ ImportReport import_jsonl(NoteWriter& store, long long user_id, const fs::path& 
     Json::CharReaderBuilder builder;
     Json::CharReaderBuilder::strictMode(&builder.settings_);
     std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
-    std::vector<CollectionInput> collections;
-    std::vector<JsonlNote> notes;
     std::map<std::string, long> seen;  // id -> line, notes and collections apart
+    auto known_collection = [&](const std::string& id) { return seen.count("c:" + id) > 0; };
+    // The file is written as it is read, so that parsing overlaps the batches' analysis and
+    // writes (read whole first, the parse was a single-core sixth of an import). A note that
+    // names a collection further down the file waits for the end, when every collection of
+    // the file is known; files notesctl exports put the collections first.
+    BatchWriter writer(store, user_id, opt, report, {}, 0);
+    std::vector<JsonlNote> waiting;
+    auto write_note = [&](JsonlNote& n) {
+        std::vector<std::string> ids;
+        for (const std::string& id : n.collection_ids) {
+            if (known_collection(id)) {
+                if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+            } else {
+                report.errors.push_back({file.string(), n.line,
+                                         "unknown collection id " + id + " (not in this file); link dropped"});
+            }
+        }
+        long long created = n.created_us.value_or(n.updated_us.value_or(fallback_us));
+        if (n.trashed_us) report.trashed.emplace_back(n.id, *n.trashed_us);
+        writer.add(make_note(user_id, n.id, std::move(n.content), n.title, created,
+                             n.updated_us.value_or(created), std::move(ids)));
+    };
     std::string text;
     for (long line = 1; std::getline(in, text); ++line) {
         if (line == 1 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
@@ -474,26 +501,12 @@ ImportReport import_jsonl(NoteWriter& store, long long user_id, const fs::path& 
         if (!ok) { issue(err); continue; }
         auto [at, fresh] = seen.emplace((collection ? "c:" : "n:") + (collection ? c.id : n.id), line);
         if (!fresh) { issue("duplicate id (first on line " + std::to_string(at->second) + ")"); continue; }
-        if (collection) collections.push_back(std::move(c));
-        else notes.push_back(std::move(n));
+        if (collection) writer.add_collection(std::move(c));
+        else if (std::all_of(n.collection_ids.begin(), n.collection_ids.end(), known_collection)) write_note(n);
+        else waiting.push_back(std::move(n));
     }
     if (in.bad()) throw std::runtime_error("cannot read " + file.string() + ": read error");
-    BatchWriter writer(store, user_id, opt, report, collections, notes.size());
-    for (JsonlNote& n : notes) {
-        std::vector<std::string> ids;
-        for (const std::string& id : n.collection_ids) {
-            if (seen.count("c:" + id)) {
-                if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-            } else {
-                report.errors.push_back({file.string(), n.line,
-                                         "unknown collection id " + id + " (not in this file); link dropped"});
-            }
-        }
-        long long created = n.created_us.value_or(n.updated_us.value_or(fallback_us));
-        if (n.trashed_us) report.trashed.emplace_back(n.id, *n.trashed_us);
-        writer.add(make_note(user_id, n.id, std::move(n.content), n.title, created,
-                             n.updated_us.value_or(created), std::move(ids)));
-    }
+    for (JsonlNote& n : waiting) write_note(n);
     writer.flush();
     std::stable_sort(report.errors.begin(), report.errors.end(),
                      [](const ImportIssue& a, const ImportIssue& b) { return a.line < b.line; });

@@ -398,6 +398,35 @@ ImportOptions batches_of(std::size_t notes) {
 
 }  // namespace
 
+// A JSON Lines file is written while it is read: a collection found after some batches rides
+// with the next one, and a note that names a collection further down waits for it.
+BOOST_AUTO_TEST_CASE(jsonl_collections_anywhere_in_the_file_exist_before_their_notes) {
+    TempDir dir;
+    const std::string file = (dir.path / "late.jsonl").string();
+    const std::string x = "0b0f2a9e-1c1d-4c38-9f4c-5f0c7e2c9a11", y = "0b0f2a9e-1c1d-4c38-9f4c-5f0c7e2c9a22",
+                      z = "0b0f2a9e-1c1d-4c38-9f4c-5f0c7e2c9a33";
+    {
+        std::ofstream out(file);
+        out << R"({"type":"note","title":"A","content":"a","collection_ids":[")" << x << "\"]}\n"
+            << R"({"type":"note","title":"B","content":"b"})" << "\n"
+            << R"({"type":"note","title":"B2","content":"b2"})" << "\n"
+            << R"({"type":"collection","id":")" << y << R"(","title":"Y"})" << "\n"
+            << R"({"type":"note","title":"C","content":"c","collection_ids":[")" << y << "\"]}\n"
+            << R"({"type":"note","title":"D","content":"d","collection_ids":[")" << y << "\",\"" << z << "\"]}\n"
+            << R"({"type":"collection","id":")" << x << R"(","title":"X"})" << "\n";
+    }
+    FakeWriter store;  // throws on a note whose collection is not there yet
+    ImportReport r = import_path(store, 3, file, batches_of(2));
+    BOOST_CHECK_EQUAL(format_summary(r), "imported 5 notes (5 new, 0 updated, 0 unchanged), 2 collections, 1 errors");
+    BOOST_CHECK_GE(store.batches, 3);
+    BOOST_CHECK(has_error(r, "late.jsonl", "unknown collection id " + z, 6));
+    BOOST_REQUIRE(store.by_title("A") && store.by_title("C") && store.by_title("D"));
+    BOOST_CHECK(store.by_title("A")->collection_ids == std::vector<std::string>{x});
+    BOOST_CHECK(store.by_title("C")->collection_ids == std::vector<std::string>{y});
+    BOOST_CHECK(store.by_title("D")->collection_ids == std::vector<std::string>{y});
+    BOOST_CHECK(store.by_title("B2")->collection_ids.empty());
+}
+
 BOOST_AUTO_TEST_CASE(real_corpus_til) {
     const std::string til = til_corpus();
     FakeWriter store;
