@@ -27,6 +27,12 @@ std::optional<std::string> tunables_with_huge_page_heap(const char* current);
 /// on with 4 KB pages).
 void reexec_with_huge_page_heap(char** argv);
 
+/// For the same tools: glibc's malloc keeps what is freed for the next allocation instead of
+/// giving it back to the kernel (no chunk of its own mapping, no trimming of the heap's top).
+/// An import's batches each allocate and free arrays of tens of MB, above the size glibc maps
+/// by itself; mapped afresh for every batch, they were zeroed by the kernel again each time.
+void keep_freed_heap_for_reuse();
+
 namespace detail {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 /// Whole 2 MB pages for `bytes` (at least kHugePage), or nullptr when the mapping failed.

@@ -416,5 +416,6 @@ int main(int argc, char** argv) {
     // about a tenth of its time on the benchmark machine (doc/benchmarks.md, "notesctl's page
     // cache and heap").
     notesd::reexec_with_huge_page_heap(argv);
+    notesd::keep_freed_heap_for_reuse();
     return notesd::run(argc, argv);
 }
