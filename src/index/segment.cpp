@@ -336,6 +336,33 @@ void merge_block(const SegmentInput& in, const std::string& data, const std::vec
     if (!ok) throw std::runtime_error("malformed segment block in a merge");
 }
 
+// Puts postings in ascending ordinals when they are runs that each ascend already (one per
+// input: the merged order is the inputs' own order, so an input's ordinals map in order),
+// `ends` the end of each run: the runs merged pairwise, log2(runs) linear passes instead of a
+// comparison sort of the whole term (which was an eighth of an import's compaction).
+void merge_runs(std::vector<SegmentPosting>& postings, std::vector<std::size_t>& ends) {
+    auto by_ordinal = [](const SegmentPosting& a, const SegmentPosting& b) { return a.ordinal < b.ordinal; };
+    for (std::size_t r = 0, begin = 0; r < ends.size(); begin = ends[r++]) {
+        if (!std::is_sorted(postings.begin() + static_cast<std::ptrdiff_t>(begin),
+                            postings.begin() + static_cast<std::ptrdiff_t>(ends[r]), by_ordinal)) {
+            std::sort(postings.begin(), postings.end(), by_ordinal);  // not as written: still exact
+            return;
+        }
+    }
+    while (ends.size() > 1) {
+        std::size_t kept = 0, begin = 0;
+        for (std::size_t r = 0; r < ends.size(); r += 2) {
+            if (r + 1 < ends.size())
+                std::inplace_merge(postings.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   postings.begin() + static_cast<std::ptrdiff_t>(ends[r]),
+                                   postings.begin() + static_cast<std::ptrdiff_t>(ends[r + 1]), by_ordinal);
+            begin = ends[std::min(r + 1, ends.size() - 1)];
+            ends[kept++] = begin;
+        }
+        ends.resize(kept);
+    }
+}
+
 }  // namespace
 
 std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockSink& sink) {
@@ -361,6 +388,7 @@ std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockS
     // Terms in order across the inputs: each term's blocks from every input, re-blocked.
     std::vector<std::size_t> at(inputs.size(), 0);
     std::vector<SegmentPosting> postings;
+    std::vector<std::size_t> ends;  // of each input's run in postings
     for (;;) {
         const std::string* term = nullptr;
         for (std::size_t s = 0; s < inputs.size(); ++s)
@@ -369,11 +397,13 @@ std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockS
         if (!term) break;
         const std::string t = *term;
         postings.clear();
-        for (std::size_t s = 0; s < inputs.size(); ++s)
+        ends.clear();
+        for (std::size_t s = 0; s < inputs.size(); ++s) {
             for (; at[s] < inputs[s].blocks.size() && inputs[s].blocks[at[s]].first == t; ++at[s])
                 merge_block(inputs[s], inputs[s].blocks[at[s]].second, to[s], postings);
-        std::sort(postings.begin(), postings.end(),
-                  [](const SegmentPosting& a, const SegmentPosting& b) { return a.ordinal < b.ordinal; });
+            if (postings.size() > (ends.empty() ? 0 : ends.back())) ends.push_back(postings.size());
+        }
+        merge_runs(postings, ends);
         if (!postings.empty()) emit_term(t, postings, merged, sink);
     }
     return encode_segment_notes(merged);

@@ -232,6 +232,39 @@ BOOST_AUTO_TEST_CASE(dead_notes_are_not_read_and_a_merge_drops_them) {
     BOOST_CHECK(same(read_all(merged), expected(both, &dead)));
 }
 
+// merge_segments merges each input's ascending run of a term pairwise: an odd number of inputs
+// with interleaved time ranges, one of them empty of live notes, gives the same postings as
+// one segment built from every note.
+BOOST_AUTO_TEST_CASE(a_merge_of_many_inputs_equals_one_build_of_all_their_notes) {
+    std::vector<Batch> batches;
+    std::vector<Built> built;
+    for (unsigned k = 0; k < 7; ++k) {
+        batches.push_back(random_batch(20 + k, 150 + 40 * static_cast<int>(k), 1700000000000000LL + k * 700000LL));
+        built.push_back(build(batches.back()));
+    }
+    std::vector<SegmentInput> inputs(batches.size());
+    Batch all;
+    std::vector<bool> dead;
+    for (std::size_t k = 0; k < batches.size(); ++k) {
+        BOOST_REQUIRE(decode_segment_notes(built[k].notes_blob, inputs[k].notes));
+        inputs[k].live = LiveDocs(static_cast<long long>(inputs[k].notes.size()));
+        for (const SegmentBlock& blk : built[k].blocks) inputs[k].blocks.emplace_back(blk.term, blk.data);
+        for (std::size_t i = 0; i < batches[k].notes.size(); ++i) {
+            const bool gone = k == 3 || i % 4 == 1;  // input 3 entirely deleted
+            if (gone) {
+                const SegmentNote& n = batches[k].notes[i];
+                BOOST_REQUIRE(inputs[k].live.remove(find_ordinal(inputs[k].notes, n.updated_us, n.uid_hi, n.uid_lo)));
+            }
+            dead.push_back(gone);
+        }
+        all.notes.insert(all.notes.end(), batches[k].notes.begin(), batches[k].notes.end());
+        all.terms.insert(all.terms.end(), batches[k].terms.begin(), batches[k].terms.end());
+    }
+    Built merged;
+    merged.notes_blob = merge_segments(inputs, [&](SegmentBlock&& blk) { merged.blocks.push_back(std::move(blk)); });
+    BOOST_CHECK(same(read_all(merged), expected(all, &dead)));
+}
+
 BOOST_AUTO_TEST_CASE(malformed_data_is_refused_not_read) {
     const Built s = build(random_batch(5, 200));
     SegmentNotes notes;
