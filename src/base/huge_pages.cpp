@@ -1,10 +1,8 @@
 #include "base/huge_pages.hpp"
 
-#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -61,11 +59,6 @@ void reexec_with_huge_page_heap(char** argv) {
     ::execv(self, argv);
     if (before) ::setenv("GLIBC_TUNABLES", before->c_str(), 1);  // exec failed: as it was
     else ::unsetenv("GLIBC_TUNABLES");
-}
-
-void keep_freed_heap_for_reuse() {
-    ::mallopt(M_MMAP_MAX, 0);
-    ::mallopt(M_TRIM_THRESHOLD, INT_MAX);
 }
 
 }  // namespace notesd

@@ -21,17 +21,12 @@ namespace notesd {
 std::optional<std::string> tunables_with_huge_page_heap(const char* current);
 
 /// For a tool that builds a large working set in glibc's malloc (notesctl's import, pack and
-/// rebuilds: about 1 GB at 100,000 notes): re-executes the program (the file /proc/self/exe
-/// names, the same argv) with tunables_with_huge_page_heap set, since the dynamic loader reads the tunables only
-/// at start. Returns when they are set already or the exec failed (the program then simply runs
-/// on with 4 KB pages).
+/// rebuilds: about 0.6 GB at 100,000 notes, faulted in 4 KB pages about a tenth of an import's
+/// time here; doc/benchmarks.md, "notesctl's page cache and heap"): re-executes the program
+/// (the file /proc/self/exe names, the same argv) with tunables_with_huge_page_heap set, since
+/// the dynamic loader reads the tunables only at start. Returns when they are set already or
+/// the exec failed (the program then simply runs on with 4 KB pages).
 void reexec_with_huge_page_heap(char** argv);
-
-/// For the same tools: glibc's malloc keeps what is freed for the next allocation instead of
-/// giving it back to the kernel (no chunk of its own mapping, no trimming of the heap's top).
-/// An import's batches each allocate and free arrays of tens of MB, above the size glibc maps
-/// by itself; mapped afresh for every batch, they were zeroed by the kernel again each time.
-void keep_freed_heap_for_reuse();
 
 namespace detail {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;

@@ -352,12 +352,12 @@ void merge_runs(std::vector<SegmentPosting>& postings, std::vector<std::size_t>&
     while (ends.size() > 1) {
         std::size_t kept = 0, begin = 0;
         for (std::size_t r = 0; r < ends.size(); r += 2) {
+            const std::size_t end = ends[std::min(r + 1, ends.size() - 1)];  // a last odd run stays
             if (r + 1 < ends.size())
                 std::inplace_merge(postings.begin() + static_cast<std::ptrdiff_t>(begin),
                                    postings.begin() + static_cast<std::ptrdiff_t>(ends[r]),
-                                   postings.begin() + static_cast<std::ptrdiff_t>(ends[r + 1]), by_ordinal);
-            begin = ends[std::min(r + 1, ends.size() - 1)];
-            ends[kept++] = begin;
+                                   postings.begin() + static_cast<std::ptrdiff_t>(end), by_ordinal);
+            ends[kept++] = begin = end;
         }
         ends.resize(kept);
     }

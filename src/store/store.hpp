@@ -234,7 +234,7 @@ std::unique_ptr<Store> open_store(const std::string& connection_string);
 /// open_store for bulk writes (notesctl): an SQLite database gets a 128 MiB page cache unless
 /// the connection string sets `cache_mb=`: enough for the B-trees an import writes into, while
 /// a larger cache only cost the page faults of filling it (doc/benchmarks.md, "notesctl's page
-/// cache"), and synchronous=FULL unless it sets `synchronous=`, so every commit it reports is durable.
+/// cache and heap"), and synchronous=FULL unless it sets `synchronous=`, so every commit it reports is durable.
 std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string);
 /// open_store for a worker: an SQLite database gets a 256 MiB page cache unless the connection
 /// string sets `cache_mb=`. busy_timeout_ms is the busy timeout (SQLite) or lock wait (servers)

@@ -378,13 +378,24 @@ int status_command(const Args& a) {
 // A bulk command allocates and frees a batch's buffers (text, tokens, segment blocks) every few
 // hundred milliseconds. glibc gives large freed chunks back to the kernel (mmap threshold,
 // heap trimming), so each batch faulted its pages in again (doc/benchmarks.md, "The import's
-// allocations kept"). A short-lived tool keeps them instead.
-// (notesd's workers do the same when built without tcmalloc: main_notesd.cpp.)
+// allocations kept"). A short-lived tool keeps them instead, including the arrays above the
+// largest mmap threshold (32 MB: a batch's SegmentBuilder entries and positions), which only
+// M_MMAP_MAX 0 keeps in the heap (doc/benchmarks.md, "notesctl's page cache and heap").
+// (notesd's workers set the same thresholds when built without tcmalloc: main_notesd.cpp.)
 void keep_freed_memory() {
 #if defined(M_TRIM_THRESHOLD)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
+}
+
+// The commands whose working set grows with the user's notes (about 0.6 GB for an import of
+// 100,000): worth re-executing for a heap in huge pages. The others finish in milliseconds,
+// which a second exec (about 9 ms here) would double.
+bool builds_large_heap(const std::string& command) {
+    return command == "import" || command == "export" || command == "demo" || command == "pack" ||
+           command == "check" || command == "migrate";
 }
 
 int run(int argc, char** argv) {
@@ -395,6 +406,7 @@ int run(int argc, char** argv) {
         if (args.help) { std::cout << kUsage; return 0; }
         if (args.words.empty()) throw UsageError("missing command");
         if (args.words[0] == "status") return status_command(args);
+        if (builds_large_heap(args.words[0])) reexec_with_huge_page_heap(argv);
         Tool tool(args);
         tool.check();
         std::unique_ptr<Store> store = open_store_for_bulk(resolve_db(args));
@@ -411,11 +423,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace notesd
 
-int main(int argc, char** argv) {
-    // An import's or a pack's heap (about 0.6 GB at 100,000 notes) faulted in 4 KB pages cost
-    // about a tenth of its time on the benchmark machine (doc/benchmarks.md, "notesctl's page
-    // cache and heap").
-    notesd::reexec_with_huge_page_heap(argv);
-    notesd::keep_freed_heap_for_reuse();
-    return notesd::run(argc, argv);
-}
+int main(int argc, char** argv) { return notesd::run(argc, argv); }
