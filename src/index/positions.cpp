@@ -1,13 +1,20 @@
 #include "index/positions.hpp"
 
+#include <charconv>
+
 namespace notesd {
 namespace {
 
+// Digits by std::to_chars into a stack buffer: a std::to_string per position was a string built
+// and appended for each of the ~200 terms of a note.
 void put_gaps(std::string& out, const std::vector<int>& positions) {
     int last = 0;
+    char buf[16];
     for (std::size_t i = 0; i < positions.size(); ++i) {
-        if (i > 0) out += ',';
-        out += std::to_string(positions[i] - last);
+        char* at = buf;
+        if (i > 0) *at++ = ',';
+        at = std::to_chars(at, buf + sizeof buf, positions[i] - last).ptr;
+        out.append(buf, at);
         last = positions[i];
     }
 }
