@@ -1,9 +1,13 @@
 #include "index/segment.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 
 #include "index/packed_block.hpp"
 
@@ -17,6 +21,10 @@ using detail::zigzag;
 namespace {
 
 constexpr char kNotesFormat = 'N';  ///< the first byte of a notes table
+// A threaded merge cuts the terms into this many ranges per thread (the threads stay busy when
+// ranges differ in size), of which at most kMergeRangesAhead wait merged for the sink.
+constexpr unsigned kMergeRangesPerThread = 8;
+constexpr std::size_t kMergeRangesAhead = 4;
 using detail::kMaxSegmentCount;
 using detail::kSegmentBlockFormat;
 using detail::read_segment_count;
@@ -365,7 +373,62 @@ void merge_runs(std::vector<SegmentPosting>& postings, std::vector<std::size_t>&
 
 }  // namespace
 
-std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockSink& sink) {
+namespace {
+
+// Where each input's blocks of a term range begin: one index per input.
+using Cut = std::vector<std::size_t>;
+
+// Merges the terms of [from, to) of every input, re-blocked, into `sink` in term order.
+void merge_term_range(const std::vector<SegmentInput>& inputs, const std::vector<std::vector<long long>>& to,
+                      const SegmentNotes& merged, Cut at, const Cut& end, const BlockSink& sink) {
+    std::vector<SegmentPosting> postings;
+    std::vector<std::size_t> ends;  // of each input's run in postings
+    for (;;) {
+        const std::string* term = nullptr;
+        for (std::size_t s = 0; s < inputs.size(); ++s)
+            if (at[s] < end[s] && (!term || inputs[s].blocks[at[s]].first < *term))
+                term = &inputs[s].blocks[at[s]].first;
+        if (!term) break;
+        const std::string t = *term;
+        postings.clear();
+        ends.clear();
+        for (std::size_t s = 0; s < inputs.size(); ++s) {
+            for (; at[s] < end[s] && inputs[s].blocks[at[s]].first == t; ++at[s])
+                merge_block(inputs[s], inputs[s].blocks[at[s]].second, to[s], postings);
+            if (postings.size() > (ends.empty() ? 0 : ends.back())) ends.push_back(postings.size());
+        }
+        merge_runs(postings, ends);
+        if (!postings.empty()) emit_term(t, postings, merged, sink);
+    }
+}
+
+// The term ranges a merge is cut into: at terms spaced evenly through the input with the most
+// blocks, each cut where every input's blocks of that term begin (a term is never split).
+std::vector<Cut> term_range_cuts(const std::vector<SegmentInput>& inputs, std::size_t parts) {
+    Cut first(inputs.size(), 0), last(inputs.size());
+    for (std::size_t s = 0; s < inputs.size(); ++s) last[s] = inputs[s].blocks.size();
+    std::vector<Cut> cuts{first};
+    std::size_t most = 0;
+    for (std::size_t s = 1; s < inputs.size(); ++s)
+        if (inputs[s].blocks.size() > inputs[most].blocks.size()) most = s;
+    const std::size_t blocks = inputs.empty() ? 0 : inputs[most].blocks.size();
+    for (std::size_t k = 1; k < parts && blocks > 1; ++k) {
+        const std::string& pivot = inputs[most].blocks[blocks * k / parts].first;
+        Cut c(inputs.size());
+        for (std::size_t s = 0; s < inputs.size(); ++s)
+            c[s] = static_cast<std::size_t>(
+                std::lower_bound(inputs[s].blocks.begin(), inputs[s].blocks.end(), pivot,
+                                 [](const auto& b, const std::string& t) { return b.first < t; }) -
+                inputs[s].blocks.begin());
+        if (c != cuts.back()) cuts.push_back(std::move(c));
+    }
+    cuts.push_back(last);
+    return cuts;
+}
+
+}  // namespace
+
+std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockSink& sink, unsigned threads) {
     // The merged notes table: every input's live notes in candidate order.
     std::vector<std::pair<std::size_t, std::size_t>> all;  // (input, ordinal)
     for (std::size_t s = 0; s < inputs.size(); ++s)
@@ -385,27 +448,76 @@ std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockS
         to[x.first][x.second] = static_cast<long long>(merged.size());
         merged.push_back(note(x));
     }
-    // Terms in order across the inputs: each term's blocks from every input, re-blocked.
-    std::vector<std::size_t> at(inputs.size(), 0);
-    std::vector<SegmentPosting> postings;
-    std::vector<std::size_t> ends;  // of each input's run in postings
-    for (;;) {
-        const std::string* term = nullptr;
-        for (std::size_t s = 0; s < inputs.size(); ++s)
-            if (at[s] < inputs[s].blocks.size() && (!term || inputs[s].blocks[at[s]].first < *term))
-                term = &inputs[s].blocks[at[s]].first;
-        if (!term) break;
-        const std::string t = *term;
-        postings.clear();
-        ends.clear();
-        for (std::size_t s = 0; s < inputs.size(); ++s) {
-            for (; at[s] < inputs[s].blocks.size() && inputs[s].blocks[at[s]].first == t; ++at[s])
-                merge_block(inputs[s], inputs[s].blocks[at[s]].second, to[s], postings);
-            if (postings.size() > (ends.empty() ? 0 : ends.back())) ends.push_back(postings.size());
-        }
-        merge_runs(postings, ends);
-        if (!postings.empty()) emit_term(t, postings, merged, sink);
+    // Terms in order across the inputs: each term's blocks from every input, re-blocked. With
+    // threads, the term ranges are merged ahead on their own threads while this one hands the
+    // finished ranges to the sink in order (a sink need not be thread-safe).
+    const std::vector<Cut> cuts = term_range_cuts(inputs, threads > 1 ? kMergeRangesPerThread * threads : 1);
+    const std::size_t ranges = cuts.size() - 1;
+    if (threads <= 1 || ranges <= 1) {
+        merge_term_range(inputs, to, merged, cuts.front(), cuts.back(), sink);
+        return encode_segment_notes(merged);
     }
+    struct Range {
+        std::vector<SegmentBlock> blocks;
+        std::exception_ptr failed;
+        bool done = false;
+    };
+    std::vector<Range> out(ranges);
+    std::mutex m;
+    std::condition_variable changed;
+    std::size_t next = 0, sunk = 0;  // the next range to merge; ranges handed to the sink
+    bool stop = false;
+    auto work = [&] {
+        std::unique_lock<std::mutex> lock(m);
+        for (;;) {
+            // at most kMergeRangesAhead finished ranges wait for the sink: bounded memory
+            changed.wait(lock, [&] { return stop || next >= ranges || next < sunk + kMergeRangesAhead; });
+            if (stop || next >= ranges) return;
+            const std::size_t r = next++;
+            lock.unlock();
+            std::vector<SegmentBlock> blocks;
+            std::exception_ptr failed;
+            try {
+                merge_term_range(inputs, to, merged, cuts[r], cuts[r + 1],
+                                 [&](SegmentBlock&& b) { blocks.push_back(std::move(b)); });
+            } catch (...) {
+                failed = std::current_exception();
+            }
+            lock.lock();
+            out[r].blocks = std::move(blocks);
+            out[r].failed = failed;
+            out[r].done = true;
+            changed.notify_all();
+        }
+    };
+    std::vector<std::thread> pool;
+    auto join = [&] {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            stop = true;
+        }
+        changed.notify_all();
+        for (std::thread& t : pool) t.join();
+    };
+    try {
+        for (unsigned k = 0; k < threads; ++k) pool.emplace_back(work);
+        for (std::size_t r = 0; r < ranges; ++r) {
+            std::vector<SegmentBlock> blocks;
+            {
+                std::unique_lock<std::mutex> lock(m);
+                changed.wait(lock, [&] { return out[r].done; });
+                if (out[r].failed) std::rethrow_exception(out[r].failed);
+                blocks = std::move(out[r].blocks);
+                ++sunk;
+            }
+            changed.notify_all();
+            for (SegmentBlock& b : blocks) sink(std::move(b));
+        }
+    } catch (...) {
+        join();
+        throw;
+    }
+    join();
     return encode_segment_notes(merged);
 }
 

@@ -223,8 +223,10 @@ struct SegmentInput {
 };
 
 /// Merges segments into one holding exactly their live notes and postings: the notes table
-/// is returned, the blocks go to `sink` term by term (memory: the notes and one term's
-/// postings). Throws std::runtime_error on a malformed input block.
-std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockSink& sink);
+/// is returned, the blocks go to `sink` term by term, from the calling thread (memory: the
+/// notes and one term's postings). With `threads` > 1, that many threads merge term ranges
+/// ahead of the sink (memory: a few ranges' blocks more); the blocks are the same. Throws
+/// std::runtime_error on a malformed input block.
+std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockSink& sink, unsigned threads = 1);
 
 }  // namespace notesd

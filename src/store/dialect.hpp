@@ -33,6 +33,9 @@ struct DbTarget {
     /// (FULL only; soci_compact.cpp step_write). A notesd merger does, so that the API writers'
     /// syncs beside it do not carry its pages; notesctl (open_store_for_bulk) does not.
     bool sync_index_steps = true;
+    /// Threads a merge of segments uses (merge_segments): notesctl's compactions run alone and
+    /// take the cores (open_store_for_bulk); notesd's merger keeps one beside the workers.
+    unsigned merge_threads = 1;
     int sqlite_cache_mb = 0;  ///< SQLite page cache per connection; 0: SQLite's default (2 MB)
     bool sqlite_cache_set = false;  ///< the connection string set cache_mb= (open_store's defaults yield)
     /// SQLite memory-mapped I/O of the main file, MiB; 0: off (the default). SQLite caps it

@@ -215,7 +215,7 @@ void SociStore::merge_step(long long user_id, const std::vector<long long>& ids,
     long long merged = 0;
     const std::shared_ptr<const SegmentNotes> notes = write_hidden_segment(
         user_id, kOps, kBlocksPerWrite, step, merged,
-        [&](const std::function<void(SegmentBlock&&)>& emit) { return merge_segments(in, emit); });
+        [&](const std::function<void(SegmentBlock&&)>& emit) { return merge_segments(in, emit, target_.merge_threads); });
     in.clear();
     using Publish = detail::Segments::Publish;
     Publish done = Publish::lost;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "store/index_rows.hpp"
 #include "store/index_sqlite.hpp"
@@ -64,6 +65,8 @@ std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string)
     // A bulk tool's index upkeep (an import's compaction, pack) need not sync each step
     // (SociStore::step_write; doc/benchmarks.md, "An import in two stages").
     t.sync_index_steps = false;
+    // Its final compaction's merge is the last part of an import, on one core without this.
+    t.merge_threads = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
     return std::make_unique<SociStore>(std::move(t));
 }
 

@@ -263,6 +263,27 @@ BOOST_AUTO_TEST_CASE(a_merge_of_many_inputs_equals_one_build_of_all_their_notes)
     Built merged;
     merged.notes_blob = merge_segments(inputs, [&](SegmentBlock&& blk) { merged.blocks.push_back(std::move(blk)); });
     BOOST_CHECK(same(read_all(merged), expected(all, &dead)));
+    // Merged by term ranges on threads: the same notes table and the same blocks in the same order.
+    for (unsigned threads : {2u, 3u, 64u}) {
+        Built by_ranges;
+        by_ranges.notes_blob = merge_segments(
+            inputs, [&](SegmentBlock&& blk) { by_ranges.blocks.push_back(std::move(blk)); }, threads);
+        BOOST_CHECK(by_ranges.notes_blob == merged.notes_blob);
+        BOOST_REQUIRE_EQUAL(by_ranges.blocks.size(), merged.blocks.size());
+        for (std::size_t i = 0; i < merged.blocks.size(); ++i) {
+            BOOST_CHECK_EQUAL(by_ranges.blocks[i].term, merged.blocks[i].term);
+            BOOST_CHECK(by_ranges.blocks[i].data == merged.blocks[i].data);
+        }
+    }
+    // A malformed block in a later range, or a sink that fails, ends the threaded merge with the
+    // error (its threads joined), as the plain merge does.
+    std::vector<SegmentInput> bad = inputs;
+    bad[0].blocks.back().second = "x";
+    BOOST_CHECK_THROW(merge_segments(bad, [](SegmentBlock&&) {}, 3), std::runtime_error);
+    std::size_t taken = 0;
+    BOOST_CHECK_THROW(merge_segments(inputs, [&](SegmentBlock&&) {
+        if (++taken == merged.blocks.size() / 2) throw std::logic_error("sink full");
+    }, 2), std::logic_error);
 }
 
 BOOST_AUTO_TEST_CASE(malformed_data_is_refused_not_read) {
