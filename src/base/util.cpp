@@ -381,6 +381,10 @@ std::optional<std::string> base64_decode_any(std::string_view text) {
 bool valid_utf8(std::string_view s) {
     std::size_t i = 0, n = s.size();
     while (i < n) {
+        // eight ASCII bytes at a time: most of a note is ASCII, checked by every write
+        std::uint64_t word;
+        while (i + 8 <= n && (std::memcpy(&word, s.data() + i, 8), (word & 0x8080808080808080ULL) == 0)) i += 8;
+        if (i >= n) break;
         unsigned char c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) { ++i; continue; }
         int len;

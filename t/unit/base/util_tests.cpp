@@ -163,6 +163,16 @@ BOOST_AUTO_TEST_CASE(utf8_validation) {
     BOOST_CHECK(!valid_utf8("\xED\xA0\x80"));      // surrogate
     BOOST_CHECK(!valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
     BOOST_CHECK(!valid_utf8("\xE6\x9D"));          // truncated
+    // a bad or good sequence at every offset of ASCII (checked eight bytes at a time)
+    for (std::size_t at = 0; at < 24; ++at)
+        for (std::size_t len = at; len < at + 12; ++len) {
+            std::string ascii(len, 'a');
+            BOOST_CHECK(!valid_utf8(ascii.substr(0, at) + "\xC0\xAF" + ascii.substr(at)));
+            BOOST_CHECK(!valid_utf8(ascii.substr(0, at) + "\xE6\x9D"));
+            BOOST_CHECK(!valid_utf8(ascii.substr(0, at) + "\x80" + ascii.substr(at)));
+            BOOST_CHECK(valid_utf8(ascii.substr(0, at) + "\xC3\xA9" + ascii.substr(at)));
+            BOOST_CHECK(valid_utf8(ascii));
+        }
     BOOST_CHECK_EQUAL(utf8_length("caf\xC3\xA9\xF0\x9F\x98\x80"), 5u);
 }
 
