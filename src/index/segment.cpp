@@ -371,14 +371,11 @@ void merge_runs(std::vector<SegmentPosting>& postings, std::vector<std::size_t>&
     }
 }
 
-}  // namespace
-
-namespace {
-
 // Where each input's blocks of a term range begin: one index per input.
 using Cut = std::vector<std::size_t>;
 
-// Merges the terms of [from, to) of every input, re-blocked, into `sink` in term order.
+// Merges every input's terms from the cut `at` up to the cut `end`, re-blocked, into `sink` in
+// term order.
 void merge_term_range(const std::vector<SegmentInput>& inputs, const std::vector<std::vector<long long>>& to,
                       const SegmentNotes& merged, Cut at, const Cut& end, const BlockSink& sink) {
     std::vector<SegmentPosting> postings;
@@ -428,8 +425,11 @@ std::vector<Cut> term_range_cuts(const std::vector<SegmentInput>& inputs, std::s
 
 }  // namespace
 
-std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockSink& sink, unsigned threads) {
-    // The merged notes table: every input's live notes in candidate order.
+namespace {
+
+// The merged notes table, every input's live notes in candidate order, and where each input's
+// ordinals went in it (-1: dead).
+SegmentNotes merge_notes(const std::vector<SegmentInput>& inputs, std::vector<std::vector<long long>>& to) {
     std::vector<std::pair<std::size_t, std::size_t>> all;  // (input, ordinal)
     for (std::size_t s = 0; s < inputs.size(); ++s)
         for (std::size_t i = 0; i < inputs[s].notes.size(); ++i)
@@ -440,7 +440,7 @@ std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockS
     std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return note(a).before(note(b)); });
     SegmentNotes merged;
     merged.reserve(all.size());
-    std::vector<std::vector<long long>> to(inputs.size());
+    to.assign(inputs.size(), {});
     for (std::size_t s = 0; s < inputs.size(); ++s) to[s].assign(inputs[s].notes.size(), -1);
     for (const auto& x : all) {
         if (!merged.empty() && !merged.back().before(note(x)))
@@ -448,20 +448,21 @@ std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockS
         to[x.first][x.second] = static_cast<long long>(merged.size());
         merged.push_back(note(x));
     }
-    // Terms in order across the inputs: each term's blocks from every input, re-blocked. With
-    // threads, the term ranges are merged ahead on their own threads while this one hands the
-    // finished ranges to the sink in order (a sink need not be thread-safe).
-    const std::vector<Cut> cuts = term_range_cuts(inputs, threads > 1 ? kMergeRangesPerThread * threads : 1);
-    const std::size_t ranges = cuts.size() - 1;
-    if (threads <= 1 || ranges <= 1) {
-        merge_term_range(inputs, to, merged, cuts.front(), cuts.back(), sink);
-        return encode_segment_notes(merged);
-    }
+    return merged;
+}
+
+// The term ranges between the cuts merged by `threads` threads, at most kMergeRangesAhead
+// ahead of this one, which hands each finished range's blocks to the sink in order (a sink
+// need not be thread-safe). The first error, a range's or the sink's, ends it.
+void merge_ranges_on_threads(const std::vector<SegmentInput>& inputs, const std::vector<std::vector<long long>>& to,
+                             const SegmentNotes& merged, const std::vector<Cut>& cuts, unsigned threads,
+                             const BlockSink& sink) {
     struct Range {
         std::vector<SegmentBlock> blocks;
         std::exception_ptr failed;
         bool done = false;
     };
+    const std::size_t ranges = cuts.size() - 1;
     std::vector<Range> out(ranges);
     std::mutex m;
     std::condition_variable changed;
@@ -470,23 +471,20 @@ std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockS
     auto work = [&] {
         std::unique_lock<std::mutex> lock(m);
         for (;;) {
-            // at most kMergeRangesAhead finished ranges wait for the sink: bounded memory
             changed.wait(lock, [&] { return stop || next >= ranges || next < sunk + kMergeRangesAhead; });
             if (stop || next >= ranges) return;
             const std::size_t r = next++;
             lock.unlock();
-            std::vector<SegmentBlock> blocks;
-            std::exception_ptr failed;
+            Range done;
             try {
                 merge_term_range(inputs, to, merged, cuts[r], cuts[r + 1],
-                                 [&](SegmentBlock&& b) { blocks.push_back(std::move(b)); });
+                                 [&](SegmentBlock&& b) { done.blocks.push_back(std::move(b)); });
             } catch (...) {
-                failed = std::current_exception();
+                done.failed = std::current_exception();
             }
+            done.done = true;
             lock.lock();
-            out[r].blocks = std::move(blocks);
-            out[r].failed = failed;
-            out[r].done = true;
+            out[r] = std::move(done);
             changed.notify_all();
         }
     };
@@ -518,6 +516,20 @@ std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockS
         throw;
     }
     join();
+}
+
+}  // namespace
+
+std::string merge_segments(const std::vector<SegmentInput>& inputs, const BlockSink& sink, unsigned threads) {
+    std::vector<std::vector<long long>> to;
+    const SegmentNotes merged = merge_notes(inputs, to);
+    // Terms in order across the inputs: each term's blocks from every input, re-blocked; with
+    // threads, in ranges merged ahead on their own threads.
+    const std::vector<Cut> cuts = term_range_cuts(inputs, threads > 1 ? kMergeRangesPerThread * threads : 1);
+    if (threads <= 1 || cuts.size() <= 2)
+        merge_term_range(inputs, to, merged, cuts.front(), cuts.back(), sink);
+    else
+        merge_ranges_on_threads(inputs, to, merged, cuts, threads, sink);
     return encode_segment_notes(merged);
 }
 
