@@ -423,10 +423,6 @@ std::vector<Cut> term_range_cuts(const std::vector<SegmentInput>& inputs, std::s
     return cuts;
 }
 
-}  // namespace
-
-namespace {
-
 // The merged notes table, every input's live notes in candidate order, and where each input's
 // ordinals went in it (-1: dead).
 SegmentNotes merge_notes(const std::vector<SegmentInput>& inputs, std::vector<std::vector<long long>>& to) {

@@ -100,14 +100,15 @@ NoteWrite prepare_note(const NoteInput& n, std::optional<AnalysedNote> analysed)
     return note;
 }
 
+unsigned bulk_threads() { return std::min(4u, std::max(1u, std::thread::hardware_concurrency())); }
+
 // prepare_note of every note, in order. The analysis is pure CPU per note (the stemmer and its
 // cache are per thread), so a large batch (an import's) is split across the cores while the
 // database waits anyway; the first invalid note in batch order fails the batch, as one thread
 // would have found it.
 std::vector<NoteWrite> prepare_notes(const std::vector<NoteInput>& notes) {
     std::vector<NoteWrite> out(notes.size());
-    const std::size_t threads = notes.size() < kParallelPrepareNotes ? 1
-        : std::min<std::size_t>(4, std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t threads = notes.size() < kParallelPrepareNotes ? 1 : bulk_threads();
     std::vector<std::exception_ptr> failed(threads);
     auto part = [&](std::size_t k) {
         const std::size_t end = notes.size() * (k + 1) / threads;

@@ -286,6 +286,9 @@ NoteWrite prepare_note(const NoteInput& n, std::optional<AnalysedNote> analysed 
 /// prepare_note of each note, in order; a large batch on several threads. The first invalid
 /// note in batch order fails it.
 std::vector<NoteWrite> prepare_notes(const std::vector<NoteInput>& notes);
+/// Threads a bulk step spreads its CPU work over (a large batch's analysis, notesctl's merges):
+/// one a core, at most four.
+unsigned bulk_threads();
 
 }  // namespace detail
 

@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include "store/index_rows.hpp"
 #include "store/index_sqlite.hpp"
@@ -66,7 +65,7 @@ std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string)
     // (SociStore::step_write; doc/benchmarks.md, "An import in two stages").
     t.sync_index_steps = false;
     // Its final compaction's merge is the last part of an import, on one core without this.
-    t.merge_threads = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+    t.merge_threads = detail::bulk_threads();
     return std::make_unique<SociStore>(std::move(t));
 }
 
