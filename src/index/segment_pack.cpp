@@ -82,6 +82,17 @@ bool SegmentPack::decode(std::string bytes, SegmentPack& out) {
     return true;
 }
 
+std::optional<std::string_view> SegmentPack::first_term(std::string_view bytes) {
+    if (bytes.empty() || bytes[0] != kPackFormat) return std::nullopt;
+    detail::BlockReader r(bytes.substr(1));
+    unsigned long long terms = 0, len = 0;
+    std::string_view term;
+    if (!r.varint(terms) || terms == 0 || !r.varint(len) || len == 0 ||
+        !r.bytes(static_cast<std::size_t>(len), term))
+        return std::nullopt;
+    return term;
+}
+
 std::vector<SegmentPack::Block> SegmentPack::term_blocks(std::string_view term) const {
     std::vector<Block> out;
     const auto it = std::lower_bound(terms_.begin(), terms_.end(), term, [&](const Term& t, std::string_view x) {
@@ -91,6 +102,62 @@ std::vector<SegmentPack::Block> SegmentPack::term_blocks(std::string_view term) 
     out.reserve(it->blocks);
     for (std::size_t b = it->first_block; b < it->first_block + it->blocks; ++b) out.push_back(block(b));
     return out;
+}
+
+std::string group_key(std::string_view last_term) {
+    std::string key(1, kGroupKeyMark);
+    key += last_term;
+    return key;
+}
+
+std::string group_keys_end() { return std::string(1, static_cast<char>(kGroupKeyMark + 1)); }
+
+bool is_group_key(std::string_view term) { return !term.empty() && term[0] == kGroupKeyMark; }
+
+void TermGrouper::add(SegmentBlock&& block) {
+    if (!term_.empty() && block.term != term_.front().term) end_term();
+    term_bytes_ += block.data.size();
+    term_.push_back(std::move(block));
+}
+
+void TermGrouper::end_term() {
+    if (term_.empty()) return;
+    const std::string& term = term_.front().term;
+    if (term_bytes_ >= kGroupTermBytes || term.empty() || is_group_key(term)) {
+        for (SegmentBlock& b : term_) sink_(std::move(b));
+    } else {
+        group_bytes_ += term_bytes_ + term.size();
+        for (SegmentBlock& b : term_) group_.push_back(std::move(b));
+        if (group_bytes_ >= kGroupBytes) end_group();
+    }
+    term_.clear();
+    term_bytes_ = 0;
+}
+
+void TermGrouper::end_group() {
+    if (group_.empty()) return;
+    SegmentBlock row;
+    row.term = group_key(group_.back().term);
+    row.bounds.first = 0;
+    row.bounds.last = -1;  // as a pack's row: it covers no ordinal of its own
+    row.data = encode_segment_pack(group_);
+    group_.clear();
+    group_bytes_ = 0;
+    sink_(std::move(row));
+}
+
+void TermGrouper::finish() {
+    end_term();
+    end_group();
+}
+
+std::vector<SegmentBlock> group_terms(std::vector<SegmentBlock>&& blocks) {
+    std::vector<SegmentBlock> rows;
+    TermGrouper g([&](SegmentBlock&& b) { rows.push_back(std::move(b)); });
+    for (SegmentBlock& b : blocks) g.add(std::move(b));
+    g.finish();
+    blocks.clear();
+    return rows;
 }
 
 }  // namespace notesd

@@ -14,6 +14,7 @@
 // that order. Blocks are those of segment.hpp, unchanged.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,49 @@ constexpr std::size_t kSegmentPackBytes = std::size_t{1} << 20;
 /// Encodes blocks given in term order (bytewise), each term's in ordinal order, as one pack.
 std::string encode_segment_pack(const std::vector<SegmentBlock>& blocks);
 
+// Term groups. A larger segment keeps a row per block for its frequent terms, but its rare
+// terms, most of its terms, go in groups: a run of consecutive rare terms (in term order) with
+// their blocks, as a pack (the format above), one row under the group's key, the mark followed
+// by the group's last term. A term's group is then the segment's first group whose key is at
+// or after group_key(term), if the term has no rows of its own. Why: an import batch of 5,000
+// notes held about 35,000 blocks averaging 210 bytes, each a row inserted by the batch and
+// read and deleted again by the compaction (doc/benchmarks.md, "Term groups").
+
+/// A term whose blocks take fewer bytes than this goes in a group.
+constexpr std::size_t kGroupTermBytes = 1024;
+/// A group is closed once its terms and blocks take this many bytes.
+constexpr std::size_t kGroupBytes = 8192;
+/// Group keys start with this byte, which no analysed term does; '' is a whole-segment pack.
+constexpr char kGroupKeyMark = '\x01';
+
+/// The key of a group whose last term is `last_term`; for a look-up, the key a term's group
+/// is at or after.
+std::string group_key(std::string_view last_term);
+/// The least key after every group key: group keys are in [group_key(""), group_keys_end()).
+std::string group_keys_end();
+bool is_group_key(std::string_view term);
+
+/// Turns a segment's blocks, given in term order, into its rows: the blocks of frequent terms
+/// as they are, the rare terms' in groups. Rows come out as they are complete: a frequent
+/// term's blocks at once, a group once it is full or at finish().
+class TermGrouper {
+public:
+    explicit TermGrouper(BlockSink sink) : sink_(std::move(sink)) {}
+    void add(SegmentBlock&& block);
+    /// Sends what is held (call once, after the last add).
+    void finish();
+
+private:
+    void end_term();
+    void end_group();
+    BlockSink sink_;
+    std::vector<SegmentBlock> term_, group_;  // the current term's blocks; the open group's
+    std::size_t term_bytes_ = 0, group_bytes_ = 0;
+};
+
+/// A segment's blocks as its rows (TermGrouper), in one vector.
+std::vector<SegmentBlock> group_terms(std::vector<SegmentBlock>&& blocks);
+
 /// A decoded pack: owns its bytes; term look-ups by binary search in its directory.
 class SegmentPack {
 public:
@@ -38,6 +82,9 @@ public:
     /// False when malformed (terms out of order or empty, lengths past the end, a block whose
     /// header disagrees with its directory entry).
     static bool decode(std::string bytes, SegmentPack& out);
+    /// The first term of an encoded pack without decoding it; nullopt when malformed. A look-up
+    /// of a term before it need not decode the pack.
+    static std::optional<std::string_view> first_term(std::string_view bytes);
     /// The blocks of `term` in ordinal order; empty when the segment lacks it.
     std::vector<Block> term_blocks(std::string_view term) const;
     std::size_t terms() const { return terms_.size(); }

@@ -3,6 +3,7 @@
 // note_count 0 hides a row from every listing; live_count 0 then says unpublished (a merge
 // still writing its blocks), -1 dropping (retired or abandoned, its blocks being deleted).
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #include "store/segments.hpp"
@@ -50,12 +51,33 @@ SegmentInput Segments::input_of(const SegmentRef& s) {
     soci::statement st = Prep(session_, "SELECT term, data FROM segment_blocks WHERE segment_id = "
                                         ":s ORDER BY term, first_ord")
                              .out(term).out(data).in(id, "s").done();
+    // The groups' keys sort before every term: their blocks, in term order too, are merged
+    // with the other rows' after.
+    std::vector<std::pair<std::string, std::string>> grouped;
     st.execute();
     while (st.fetch()) {
         if (!dialect_.blob_result(data)) throw std::runtime_error("index segment " + std::to_string(id) + ": malformed block");
-        in.blocks.emplace_back(term, std::move(data));
+        if (!is_group_key(term)) {
+            in.blocks.emplace_back(term, std::move(data));
+            continue;
+        }
+        SegmentPack group;
+        if (!SegmentPack::decode(std::move(data), group))
+            throw std::runtime_error("index segment " + std::to_string(id) + ": malformed term group");
+        group.each([&](std::string_view t, const SegmentPack::Block& b) {
+            grouped.emplace_back(std::string(t), std::string(b.data));
+        });
     }
     end_read(st);
+    if (!grouped.empty()) {
+        std::vector<std::pair<std::string, std::string>> rows = std::move(in.blocks);
+        in.blocks.clear();
+        in.blocks.reserve(rows.size() + grouped.size());
+        std::merge(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()),
+                   std::make_move_iterator(grouped.begin()), std::make_move_iterator(grouped.end()),
+                   std::back_inserter(in.blocks),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
     return in;
 }
 

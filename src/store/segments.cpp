@@ -423,6 +423,15 @@ void Segments::each_posting(long long user_id,
             if (!dialect_.blob_result(q.data)) {
                 problems.push_back("index segment " + std::to_string(s.id) + ": a malformed block of term '" +
                                    q.term + "'");
+            } else if (is_group_key(q.term)) {
+                SegmentPack group;
+                if (!SegmentPack::decode(q.data, group)) {
+                    problems.push_back("index segment " + std::to_string(s.id) + ": a malformed term group");
+                    continue;
+                }
+                group.each([&](std::string_view term, const SegmentPack::Block& b) {
+                    each_block(std::string(term), b.data);
+                });
             } else if (!q.term.empty()) {
                 each_block(q.term, q.data);
             } else {
@@ -522,9 +531,10 @@ void Segments::add_segment(WriteState& w, long long user_id, const std::string& 
     if (notes->empty()) return;
     const LiveDocs live(static_cast<long long>(notes->size()));
     const long long id = insert_segment(user_id, table, live);
-    block_writer_.insert(user_id, id, blocks);
+    std::vector<SegmentBlock> rows = group_terms(std::move(blocks));  // segment_pack.hpp
+    block_writer_.insert(user_id, id, rows);
     // Not into segment_cache_: if this transaction rolls back, SQLite hands the id out again.
-    w.segments.push_back(SegmentRef{id, notes, live, live.live_count(), nullptr});  // a row per block
+    w.segments.push_back(SegmentRef{id, notes, live, live.live_count(), nullptr});  // rows, no pack
     w.dirty.push_back(false);
 }
 

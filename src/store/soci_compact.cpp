@@ -161,7 +161,8 @@ std::shared_ptr<SegmentNotes> SociStore::write_hidden_segment(long long user_id,
                                                               long long& segment_id, Produce&& produce) {
     step_write(ops.begin, 0, step, [&] { segment_id = segments_.insert_unpublished(user_id); });
     // A segment whose blocks fit kSegmentPackBytes is written as one pack (a row instead of one
-    // per block, index/segment_pack.hpp): its blocks are kept until they pass it.
+    // per block, index/segment_pack.hpp): its blocks are kept until they pass it. A larger one
+    // is written as rows, its rare terms in groups (segment_pack.hpp), in short transactions.
     std::vector<SegmentBlock> kept, chunk;
     std::size_t kept_bytes = 0, bytes = 0;
     bool packing = true;
@@ -170,21 +171,24 @@ std::shared_ptr<SegmentNotes> SociStore::write_hidden_segment(long long user_id,
             step_write(ops.blocks, 0, step, [&] { segments_.insert_blocks(user_id, segment_id, chunk); });
         bytes = 0;
     };
-    auto add_to_chunk = [&](SegmentBlock&& b) {
+    TermGrouper rows([&](SegmentBlock&& b) {
         bytes += b.data.size() + b.term.size();
         chunk.push_back(std::move(b));
         if (chunk.size() >= blocks_per_write || bytes >= kBytesPerWrite) write_chunk();
-    };
+    });
     std::string table = produce([&](SegmentBlock&& b) {
-        if (!packing) return add_to_chunk(std::move(b));
+        if (!packing) return rows.add(std::move(b));
         kept_bytes += b.data.size() + b.term.size();
         kept.push_back(std::move(b));
         if (kept_bytes <= kSegmentPackBytes) return;
-        packing = false;  // too large: a row per block, in short transactions
-        for (SegmentBlock& k : kept) add_to_chunk(std::move(k));
+        packing = false;  // too large: rows
+        for (SegmentBlock& k : kept) rows.add(std::move(k));
         std::vector<SegmentBlock>().swap(kept);
     });
-    if (!packing) write_chunk();
+    if (!packing) {
+        rows.finish();
+        write_chunk();
+    }
     else if (!kept.empty())
         step_write(ops.blocks, 0, step, [&] { segments_.insert_pack(user_id, segment_id, kept); });
     auto notes = std::make_shared<SegmentNotes>();

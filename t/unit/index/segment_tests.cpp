@@ -9,6 +9,7 @@
 #include "index/positions.hpp"
 #include "index/segment.hpp"
 #include "index/segment_pack.hpp"
+#include <optional>
 
 using namespace notesd;
 
@@ -399,6 +400,73 @@ BOOST_AUTO_TEST_CASE(a_malformed_pack_is_refused) {
                 BOOST_CHECK(read_block_bounds(b.data, h) && h.first == b.first && h.last == b.last);
             });
     }
+}
+
+// Term groups (segment_pack.hpp): a segment's rows hold every block once, a frequent term's as
+// they were, a rare term's in the first group whose key is at or after its own; a term found
+// in no group is in none, and a look-up of an absent term finds no group holding it.
+BOOST_AUTO_TEST_CASE(term_groups_hold_each_rare_term_where_its_look_up_finds_it) {
+    const Built s = build(random_batch(9, 2000));
+    std::map<std::string, std::vector<const SegmentBlock*>> by_term;
+    for (const SegmentBlock& blk : s.blocks) by_term[blk.term].push_back(&blk);
+    std::vector<SegmentBlock> copy = s.blocks;
+    const std::vector<SegmentBlock> rows = group_terms(std::move(copy));
+    std::map<std::string, std::string> groups;  // key -> data, in key order
+    std::map<std::string, std::size_t> own;     // a frequent term's rows
+    for (const SegmentBlock& r : rows) {
+        if (is_group_key(r.term)) {
+            BOOST_CHECK(groups.emplace(r.term, r.data).second);
+            BOOST_CHECK_LE(r.data.size(), kGroupBytes + 2 * kGroupTermBytes);
+        } else {
+            ++own[r.term];
+        }
+    }
+    BOOST_REQUIRE_GT(groups.size(), 1u);
+    BOOST_REQUIRE_GT(own.size(), 0u);
+    std::size_t grouped = 0;
+    for (const auto& [term, want] : by_term) {
+        const auto g = groups.lower_bound(group_key(term));
+        std::vector<SegmentPack::Block> got;
+        SegmentPack pack;
+        if (g != groups.end()) {
+            BOOST_REQUIRE(SegmentPack::decode(g->second, pack));
+            got = pack.term_blocks(term);
+            const std::optional<std::string_view> first = SegmentPack::first_term(g->second);
+            BOOST_REQUIRE(first);
+            BOOST_CHECK(got.empty() || *first <= term);  // the cheap range check never skips a term
+        }
+        if (own.count(term)) {
+            BOOST_CHECK_EQUAL(own[term], want.size());
+            BOOST_CHECK(got.empty());
+            std::size_t bytes = 0;
+            for (const SegmentBlock* b : want) bytes += b->data.size();
+            BOOST_CHECK_GE(bytes, kGroupTermBytes);
+            continue;
+        }
+        ++grouped;
+        BOOST_REQUIRE_EQUAL(got.size(), want.size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            BOOST_CHECK_EQUAL(got[i].first, want[i]->bounds.first);
+            BOOST_CHECK_EQUAL(got[i].last, want[i]->bounds.last);
+            BOOST_CHECK(got[i].data == want[i]->data);
+        }
+    }
+    BOOST_CHECK_EQUAL(grouped + own.size(), by_term.size());
+    for (const char* absent : {"a", "w", "w1x", "w29", "zzz", "w299z"}) {
+        const auto g = groups.lower_bound(group_key(absent));
+        SegmentPack pack;
+        if (g != groups.end() && SegmentPack::decode(g->second, pack)) BOOST_CHECK(pack.term_blocks(absent).empty());
+    }
+    // every block once: the groups' and the rows' together are the segment's
+    std::size_t blocks = 0;
+    for (const auto& [key, data] : groups) {
+        SegmentPack pack;
+        BOOST_REQUIRE(SegmentPack::decode(data, pack));
+        pack.each([&](std::string_view, const SegmentPack::Block&) { ++blocks; });
+    }
+    for (const auto& [term, n] : own) blocks += n;
+    BOOST_CHECK_EQUAL(blocks, s.blocks.size());
+    BOOST_CHECK(!SegmentPack::first_term("K"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
