@@ -38,15 +38,17 @@ std::string encode_segment_pack(const std::vector<SegmentBlock>& blocks) {
     return out;
 }
 
-bool SegmentPack::decode(std::string bytes, SegmentPack& out) {
-    out = SegmentPack();
-    out.bytes_ = std::move(bytes);
-    const std::string_view all(out.bytes_);
+namespace {
+
+// Walks an encoded pack's directory: on_term(term, blocks) for each term, then on_block(first,
+// last, at, size) for each of its blocks, `at` counted from the start of the blocks' data, whose
+// offset in the pack goes to data_at. False when malformed (the blocks' headers unread).
+template <class OnTerm, class OnBlock>
+bool walk_directory(std::string_view all, std::size_t& data_at, OnTerm&& on_term, OnBlock&& on_block) {
     if (all.empty() || all[0] != kPackFormat) return false;
     detail::BlockReader r(all.substr(1));
     unsigned long long terms = 0;
     if (!r.varint(terms) || terms > all.size()) return false;
-    out.terms_.reserve(static_cast<std::size_t>(terms));
     std::string_view previous, term;
     std::size_t data = 0;  // the blocks' bytes, from the end of the directory
     for (unsigned long long t = 0; t < terms; ++t) {
@@ -55,29 +57,67 @@ bool SegmentPack::decode(std::string bytes, SegmentPack& out) {
             (t > 0 && !(previous < term)) || !r.varint(n) || n == 0 || n > all.size())
             return false;
         previous = term;
-        out.terms_.push_back(Term{static_cast<std::size_t>(term.data() - all.data()), term.size(),
-                                  out.blocks_.size(), static_cast<std::size_t>(n)});
+        on_term(term, static_cast<std::size_t>(n));
         for (unsigned long long b = 0; b < n; ++b) {
             unsigned long long first = 0, span = 0, size = 0;
             if (!r.varint(first) || !r.varint(span) || !r.varint(size) ||
                 first > detail::kMaxSegmentCount || span > detail::kMaxSegmentCount || size > all.size())
                 return false;
-            out.blocks_.push_back(BlockAt{static_cast<long long>(first),
-                                          static_cast<long long>(first + span), data,
-                                          static_cast<std::size_t>(size)});
+            on_block(static_cast<long long>(first), static_cast<long long>(first + span), data,
+                     static_cast<std::size_t>(size));
             data += static_cast<std::size_t>(size);
         }
     }
     // What is left is the blocks' data, exactly.
     std::string_view rest;
-    const std::size_t directory = all.size() - data;
-    if (data > all.size() - 1 || !r.bytes(data, rest) || !r.done()) return false;
+    data_at = all.size() - data;
+    return data <= all.size() - 1 && r.bytes(data, rest) && r.done();
+}
+
+// Whether a block's header agrees with its directory entry.
+bool header_agrees(std::string_view block, long long first, long long last) {
+    SegmentBlockBounds bounds;
+    return read_block_bounds(block, bounds) && bounds.first == first && bounds.last == last;
+}
+
+}  // namespace
+
+bool SegmentPack::decode(std::string bytes, SegmentPack& out) {
+    out = SegmentPack();
+    out.bytes_ = std::move(bytes);
+    const std::string_view all(out.bytes_);
+    std::size_t directory = 0;
+    const bool walked = walk_directory(
+        all, directory,
+        [&](std::string_view term, std::size_t n) {
+            out.terms_.push_back(Term{static_cast<std::size_t>(term.data() - all.data()), term.size(),
+                                      out.blocks_.size(), n});
+        },
+        [&](long long first, long long last, std::size_t at, std::size_t size) {
+            out.blocks_.push_back(BlockAt{first, last, at, size});
+        });
+    if (!walked) return false;
     for (BlockAt& b : out.blocks_) {
         b.at += directory;
-        SegmentBlockBounds bounds;
-        if (!read_block_bounds(out.view(b.at, b.size), bounds) || bounds.first != b.first ||
-            bounds.last != b.last)
-            return false;
+        if (!header_agrees(out.view(b.at, b.size), b.first, b.last)) return false;
+    }
+    return true;
+}
+
+bool SegmentPack::find(std::string_view bytes, std::string_view term, std::vector<Block>& out) {
+    out.clear();
+    bool mine = false;
+    std::vector<BlockAt> at;  // the term's blocks, offsets from the blocks' data
+    std::size_t directory = 0;
+    if (!walk_directory(
+            bytes, directory, [&](std::string_view t, std::size_t) { mine = t == term; },
+            [&](long long first, long long last, std::size_t offset, std::size_t size) {
+                if (mine) at.push_back(BlockAt{first, last, offset, size});
+            }))
+        return false;
+    for (const BlockAt& b : at) {
+        out.push_back(Block{b.first, b.last, bytes.substr(directory + b.at, b.size)});
+        if (!header_agrees(out.back().data, b.first, b.last)) return false;
     }
     return true;
 }
@@ -126,9 +166,12 @@ void TermGrouper::end_term() {
     if (term_bytes_ >= kGroupTermBytes || term.empty() || is_group_key(term)) {
         for (SegmentBlock& b : term_) sink_(std::move(b));
     } else {
-        group_bytes_ += term_bytes_ + term.size();
+        // its blocks, its bytes, its directory entry (at most three varints of three bytes a
+        // block, two of the term); the pack's header, at most four bytes
+        const std::size_t bytes = term_bytes_ + term.size() + 9 * term_.size() + 6;
+        if (group_bytes_ + bytes + 4 > kGroupBytes) end_group();
+        group_bytes_ += bytes;
         for (SegmentBlock& b : term_) group_.push_back(std::move(b));
-        if (group_bytes_ >= kGroupBytes) end_group();
     }
     term_.clear();
     term_bytes_ = 0;

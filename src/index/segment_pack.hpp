@@ -39,8 +39,10 @@ std::string encode_segment_pack(const std::vector<SegmentBlock>& blocks);
 
 /// A term whose blocks take fewer bytes than this goes in a group.
 constexpr std::size_t kGroupTermBytes = 1024;
-/// A group is closed once its terms and blocks take this many bytes.
-constexpr std::size_t kGroupBytes = 8192;
+/// At most this many bytes of terms and blocks in a group: four rows fill one of SQLite's 16 KiB
+/// pages (notesd's page size); larger groups left most of a page empty (a row of 8-9 KB takes
+/// a page alone).
+constexpr std::size_t kGroupBytes = 3900;
 /// Group keys start with this byte, which no analysed term does; '' is a whole-segment pack.
 constexpr char kGroupKeyMark = '\x01';
 
@@ -53,7 +55,7 @@ bool is_group_key(std::string_view term);
 
 /// Turns a segment's blocks, given in term order, into its rows: the blocks of frequent terms
 /// as they are, the rare terms' in groups. Rows come out as they are complete: a frequent
-/// term's blocks at once, a group once it is full or at finish().
+/// term's blocks at once, a group once the next rare term would not fit, or at finish().
 class TermGrouper {
 public:
     explicit TermGrouper(BlockSink sink) : sink_(std::move(sink)) {}
@@ -82,6 +84,9 @@ public:
     /// False when malformed (terms out of order or empty, lengths past the end, a block whose
     /// header disagrees with its directory entry).
     static bool decode(std::string bytes, SegmentPack& out);
+    /// The blocks of `term` in an encoded pack, viewing `bytes`, without decoding the pack:
+    /// its directory is walked, only the term's blocks read. False when malformed.
+    static bool find(std::string_view bytes, std::string_view term, std::vector<Block>& out);
     /// The first term of an encoded pack without decoding it; nullopt when malformed. A look-up
     /// of a term before it need not decode the pack.
     static std::optional<std::string_view> first_term(std::string_view bytes);

@@ -83,10 +83,10 @@ bool each_group_block(long long segment_id, std::string_view group, const std::s
     const std::optional<std::string_view> first = SegmentPack::first_term(group);
     if (!first) throw std::runtime_error("index segment " + std::to_string(segment_id) + ": malformed term group");
     if (term < *first) return true;  // between two groups: not in the segment
-    SegmentPack pack;
-    if (!SegmentPack::decode(std::string(group), pack))
+    std::vector<SegmentPack::Block> blocks;
+    if (!SegmentPack::find(group, term, blocks))
         throw std::runtime_error("index segment " + std::to_string(segment_id) + ": malformed term group");
-    for (const SegmentPack::Block& b : pack.term_blocks(term))
+    for (const SegmentPack::Block& b : blocks)
         if (!fn(b.first, b.last, b.data)) return false;
     return true;
 }
