@@ -191,7 +191,6 @@ private:
     void set_term(long long user_id, const std::string& term) {
         user_ = user_id, term_ = term;
         group_from_ = group_key(term);
-        group_to_ = group_keys_end();
     }
     // fn, noting in `found` each segment it is called for.
     static std::function<void(long long, long long, long long, std::string_view)> noting(
@@ -269,7 +268,7 @@ private:
     std::array<std::optional<soci::statement>, kPowers> at_, in_;
     long long user_ = 0, segment_ = 0, first_ = 0, last_ = 0, no_row_ = 0, group_segment_ = 0;
     std::array<long long, kBlockKeysMax> key_segment_{}, key_ord_{};
-    std::string term_, data_, group_, group_from_, group_to_;
+    std::string term_, data_, group_, group_from_, group_to_ = group_keys_end();
     soci::indicator data_ind_ = soci::i_ok, group_ind_ = soci::i_ok;
 };
 

@@ -16,6 +16,13 @@ namespace {
 constexpr long long kUnpublished = 0;
 constexpr long long kDropping = -1;
 
+// A pack's (or a term group's) blocks as a merge input's, in term order.
+void append_blocks(const SegmentPack& pack, std::vector<std::pair<std::string, std::string>>& out) {
+    pack.each([&](std::string_view term, const SegmentPack::Block& b) {
+        out.emplace_back(std::string(term), std::string(b.data));
+    });
+}
+
 }  // namespace
 
 long long Segments::insert_unpublished(long long user_id) {
@@ -41,9 +48,7 @@ void Segments::insert_pack(long long user_id, long long segment_id,
 SegmentInput Segments::input_of(const SegmentRef& s) {
     SegmentInput in{*s.notes, s.live, {}};
     if (s.pack) {
-        s.pack->each([&](std::string_view term, const SegmentPack::Block& b) {
-            in.blocks.emplace_back(std::string(term), std::string(b.data));
-        });
+        append_blocks(*s.pack, in.blocks);
         return in;
     }
     long long id = s.id;
@@ -64,9 +69,7 @@ SegmentInput Segments::input_of(const SegmentRef& s) {
         SegmentPack group;
         if (!SegmentPack::decode(std::move(data), group))
             throw std::runtime_error("index segment " + std::to_string(id) + ": malformed term group");
-        group.each([&](std::string_view t, const SegmentPack::Block& b) {
-            grouped.emplace_back(std::string(t), std::string(b.data));
-        });
+        append_blocks(group, grouped);
     }
     end_read(st);
     if (!grouped.empty()) {

@@ -423,22 +423,16 @@ void Segments::each_posting(long long user_id,
             if (!dialect_.blob_result(q.data)) {
                 problems.push_back("index segment " + std::to_string(s.id) + ": a malformed block of term '" +
                                    q.term + "'");
-            } else if (is_group_key(q.term)) {
-                SegmentPack group;
-                if (!SegmentPack::decode(q.data, group)) {
-                    problems.push_back("index segment " + std::to_string(s.id) + ": a malformed term group");
-                    continue;
-                }
-                group.each([&](std::string_view term, const SegmentPack::Block& b) {
-                    each_block(std::string(term), b.data);
-                });
-            } else if (!q.term.empty()) {
+            } else if (!q.term.empty() && !is_group_key(q.term)) {
                 each_block(q.term, q.data);
             } else {
-                // A pack: read again from the row, not the copy kept since the listing.
+                // A pack ('') or a term group, in the pack format; a pack read again from the
+                // row, not the copy kept since the listing.
+                const bool group = !q.term.empty();
                 SegmentPack pack;
-                if (!s.pack || !SegmentPack::decode(q.data, pack)) {
-                    problems.push_back("index segment " + std::to_string(s.id) + ": a malformed pack");
+                if ((!group && !s.pack) || !SegmentPack::decode(q.data, pack)) {
+                    problems.push_back("index segment " + std::to_string(s.id) +
+                                       (group ? ": a malformed term group" : ": a malformed pack"));
                     continue;
                 }
                 pack.each([&](std::string_view term, const SegmentPack::Block& b) {
