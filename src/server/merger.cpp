@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -68,16 +69,23 @@ void sleep_ms(int ms) {
 // Test builds only (t/notesd-test-hooks): with NOTESD_TEST_FOLD_PAUSE_MS=N in the environment
 // each fold logs "test hook: fold written" once its segment is written hidden and waits N ms
 // before the publish, so a test can SIGKILL the merger inside that window every time instead
-// of by chance (t/e2e/test_merger.py KillLoopDuringFolds).
-void install_test_hooks(Store& store) {
-    const char* env = std::getenv("NOTESD_TEST_FOLD_PAUSE_MS");
-    auto* soci = dynamic_cast<SociStore*>(&store);
-    if (!env || !soci) return;
+// of by chance (t/e2e/test_merger.py KillLoopDuringFolds); NOTESD_TEST_MERGE_PAUSE_MS does the
+// same for merge steps ("test hook: merge written"; KillLoopDuringBackgroundMerge).
+std::function<void()> pause_hook(const char* variable, const char* message) {
+    const char* env = std::getenv(variable);
+    if (!env) return {};
     const int ms = std::atoi(env);
-    soci->on_fold_written([ms] {
-        log_warn("test hook: fold written", {{"pause_ms", ms}});
+    return [ms, message] {
+        log_warn(message, {{"pause_ms", ms}});
         sleep_ms(ms);
-    });
+    };
+}
+
+void install_test_hooks(Store& store) {
+    auto* soci = dynamic_cast<SociStore*>(&store);
+    if (!soci) return;
+    soci->on_fold_written(pause_hook("NOTESD_TEST_FOLD_PAUSE_MS", "test hook: fold written"));
+    soci->on_merge_written(pause_hook("NOTESD_TEST_MERGE_PAUSE_MS", "test hook: merge written"));
 }
 #else
 inline void install_test_hooks(Store&) {}

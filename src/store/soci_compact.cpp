@@ -221,6 +221,7 @@ void SociStore::merge_step(long long user_id, const std::vector<long long>& ids,
         user_id, kOps, kBlocksPerWrite, step, merged,
         [&](const std::function<void(SegmentBlock&&)>& emit) { return merge_segments(in, emit, target_.merge_threads); });
     in.clear();
+    if (on_merge_written_) on_merge_written_();
     using Publish = detail::Segments::Publish;
     Publish done = Publish::lost;
     step_write("merge_publish", user_id, step, [&] { done = segments_.publish(user_id, merged, inputs, notes); });

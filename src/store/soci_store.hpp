@@ -136,6 +136,9 @@ public:
     /// A test seam: f runs in a fold step after its segment is written hidden, before the
     /// publish (t/unit/store/store_pending_tests.cpp writes the user's notes meanwhile).
     void on_fold_written(std::function<void()> f) { on_fold_written_ = std::move(f); }
+    /// The same seam for a merge step: f runs once its merged segment is written hidden, before
+    /// the publish (t/e2e/test_merger.py kills the merger there).
+    void on_merge_written(std::function<void()> f) { on_merge_written_ = std::move(f); }
     void listen_to_step_writes(StepWriteListener* l) override { step_listener_ = l; }
 
     /// WAL growth at which housekeeping checkpoints, in frames (SQLite's own automatic
@@ -276,6 +279,7 @@ private:
     std::atomic<bool> last_batch_new_{true};
     std::unique_ptr<Dialect> dialect_;
     std::function<void()> on_fold_written_;
+    std::function<void()> on_merge_written_;
     StepWriteListener* step_listener_ = nullptr;
     soci::session sql_;
     bool lost_ = false;
