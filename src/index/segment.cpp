@@ -267,6 +267,13 @@ void SegmentBuilder::add(const SegmentNote& note, const std::vector<SegmentTerm>
     }
 }
 
+void SegmentBuilder::reserve(std::size_t notes, std::size_t postings, std::size_t position_bytes) {
+    notes_.reserve(notes);
+    dropped_.reserve(notes);
+    entries_.reserve(postings);
+    pos_.reserve(position_bytes);
+}
+
 std::vector<std::pair<std::string, int>> SegmentBuilder::term_notes() const {
     std::vector<int> notes(terms_.size());
     for (const Entry& e : entries_)

@@ -80,6 +80,10 @@ class SegmentBuilder {
 public:
     /// Adds (or replaces) a note; terms are its distinct terms with their counts and positions.
     void add(const SegmentNote& note, const std::vector<SegmentTerm>& terms);
+    /// Room for this many notes, postings and bytes of positions, when they are known ahead (a
+    /// batch): the arrays are allocated once instead of doubling, each doubling a copy and, the
+    /// first time, fresh pages.
+    void reserve(std::size_t notes, std::size_t postings, std::size_t position_bytes);
     /// Each term with the number of notes (replaced versions not counted) that hold it, in no
     /// particular order: the term_df increases of a batch of new notes.
     std::vector<std::pair<std::string, int>> term_notes() const;

@@ -150,6 +150,8 @@ public:
         std::vector<std::string> out = {
             "PRAGMA busy_timeout=" + std::to_string(t.busy_timeout_ms), "PRAGMA journal_mode=WAL",
             "PRAGMA synchronous=" + t.sqlite_synchronous, "PRAGMA foreign_keys=ON"};
+        if (t.sqlite_wal_autocheckpoint > 0)
+            out.push_back("PRAGMA wal_autocheckpoint=" + std::to_string(t.sqlite_wal_autocheckpoint));
         // a negative cache_size is in KiB
         if (t.sqlite_cache_mb > 0)
             out.push_back("PRAGMA cache_size=-" + std::to_string(t.sqlite_cache_mb * 1024LL));

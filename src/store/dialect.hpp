@@ -37,6 +37,8 @@ struct DbTarget {
     /// take the cores (open_store_for_bulk); notesd's merger keeps one beside the workers.
     unsigned merge_threads = 1;
     int sqlite_cache_mb = 0;  ///< SQLite page cache per connection; 0: SQLite's default (2 MB)
+    /// WAL pages after which a commit checkpoints; 0: SQLite's default (1,000).
+    int sqlite_wal_autocheckpoint = 0;
     bool sqlite_cache_set = false;  ///< the connection string set cache_mb= (open_store's defaults yield)
     /// SQLite memory-mapped I/O of the main file, MiB; 0: off (the default). SQLite caps it
     /// (2 GiB in Debian's build). Off by default because SQLite unmaps the whole mapping at the

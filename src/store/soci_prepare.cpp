@@ -147,8 +147,19 @@ void add_to_segment(const NoteWrite& n, const std::vector<TermCount>& old_terms,
     delta.segment.add(segment_note(n), n.terms);
 }
 
-void prebuild_segment(const std::vector<NoteWrite>& notes, PrebuiltSegment& out) {
-    for (const NoteWrite& n : notes) out.segment.add(segment_note(n), n.terms);
+void prebuild_segment(std::vector<NoteWrite>& notes, PrebuiltSegment& out) {
+    std::size_t postings = 0, position_bytes = 0;
+    for (const NoteWrite& n : notes) {
+        postings += n.terms.size();
+        for (const TermCount& t : n.terms) position_bytes += t.pos.size();
+    }
+    out.segment.reserve(notes.size(), postings, position_bytes);
+    for (NoteWrite& n : notes) {
+        out.segment.add(segment_note(n), n.terms);
+        std::vector<TermCount>().swap(n.terms);
+        n.terms_taken = true;
+    }
+    out.writes = &notes;
     out.df = out.segment.term_notes();  // a term once, however many notes hold it
     out.notes = notes.size();
 }
@@ -158,6 +169,8 @@ void drop_prebuilt(IndexDelta& delta) {
     p->segment = SegmentBuilder();  // its memory back before the notes are added again
     p->df = {};
     p->spent = true;
+    for (NoteWrite& n : *p->writes)  // a re-import's rare path: analysed once more
+        if (std::exchange(n.terms_taken, false)) n.terms = analyse_note(n.in->title, n.in->plain_text).terms;
     for (const NoteWrite* n : p->taken) add_to_segment(*n, {}, delta);
 }
 

@@ -228,7 +228,9 @@ struct NoteWrite {
     const NoteInput* in = nullptr;
     std::string id;                            // canonical uuid
     long long hi = 0, lo = 0;                  // uuid_halves(id)
-    std::vector<TermCount> terms;              // distinct title and body terms, sorted
+    std::vector<TermCount> terms;              // distinct title and body terms, sorted (see terms_taken)
+    /// The terms went into a prebuilt segment and were freed; drop_prebuilt derives them again.
+    bool terms_taken = false;
     long long title_len = 0, body_len = 0;     // the fields' lengths in terms
     std::vector<std::string> collections;      // canonical, de-duplicated, in input order
     std::vector<std::string> attachment_ids;   // canonical, parallel to in->attachments
@@ -248,20 +250,24 @@ struct NoteWrite {
 /// the transaction's own segment the usual way and the prebuilt one is dropped.
 struct PrebuiltSegment {
     SegmentBuilder segment;
+    std::vector<NoteWrite>* writes = nullptr;  // the batch, whose terms the segment took
     std::vector<std::pair<std::string, int>> df;  // the notes holding each term
     std::size_t notes = 0;
     std::vector<const NoteWrite*> taken;
     bool spent = false;  ///< its segment used or dropped
 };
 
-/// PrebuiltSegment of these notes (CPU only: no database).
-void prebuild_segment(const std::vector<NoteWrite>& notes, PrebuiltSegment& out);
+/// PrebuiltSegment of these notes (CPU only: no database). Each note's terms are freed once the
+/// segment holds them (terms_taken): the batch's largest part, not kept twice while it waits for
+/// its write.
+void prebuild_segment(std::vector<NoteWrite>& notes, PrebuiltSegment& out);
 
 struct IndexDelta;  // index_strategy.hpp
 /// The whole note n into the delta's segment; term_df gains the terms old_terms lacks.
 void add_to_segment(const NoteWrite& n, const std::vector<TermCount>& old_terms, IndexDelta& delta);
-/// A note of the batch was not new: the notes delta.prebuilt stood for so far go into the
-/// delta's own segment the usual way, and the prebuilt one is not used.
+/// A note of the batch was not new: every note of the batch has its terms derived again, the
+/// notes delta.prebuilt stood for so far go into the delta's own segment the usual way, and the
+/// prebuilt one is not used.
 void drop_prebuilt(IndexDelta& delta);
 /// Every note of the batch was new and written: delta.prebuilt becomes the delta's segment.
 void use_prebuilt(IndexDelta& delta);

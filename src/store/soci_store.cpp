@@ -61,6 +61,11 @@ void default_cache(DbTarget& t, int mb) {
 std::unique_ptr<Store> open_store_for_bulk(const std::string& connection_string) {
     DbTarget t = parse_connection_string(connection_string);
     default_cache(t, 128);
+    // An import batch rewrites most leaf pages of the notes' indexes (their keys are random):
+    // checkpointing once per 8,192 WAL pages (128 MiB at new files' 16 KiB pages) rather than
+    // after every batch (SQLite's 1,000) copies such a page back once for several batches
+    // (doc/benchmarks.md, "What an import writes").
+    t.sqlite_wal_autocheckpoint = 8192;
     // A bulk tool's index upkeep (an import's compaction, pack) need not sync each step
     // (SociStore::step_write; doc/benchmarks.md, "An import in two stages").
     t.sync_index_steps = false;

@@ -185,6 +185,9 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
                       has_rows ? std::optional<long long>(old_updated) : std::nullopt, delta);
         return;
     }
+    // A note the prebuilt segment cannot stand for (not new) drops it before the new terms are
+    // read: the batch's terms went into it and come back with the drop.
+    if (delta.prebuilt && (!n || existed || !old_terms.empty())) detail::drop_prebuilt(delta);
     static const std::vector<TermCount> kNone;
     const std::vector<TermCount>& new_terms = n ? n->terms : kNone;
     const long long new_lens = n ? pack_pair(n->title_len, n->body_len) : 0;
@@ -205,12 +208,9 @@ void SociStore::reindex_note(const NoteWrite* n, long long note_id, bool existed
     delta.title_tokens += n->title_len;
     delta.body_tokens += n->body_len;
     if (delta.to_segment) {  // the whole note into the segment (a later version replaces it)
-        if (delta.prebuilt) {
-            if (!existed && old_terms.empty()) {  // new: in the prebuilt segment already
-                delta.prebuilt->taken.push_back(n);
-                return;
-            }
-            detail::drop_prebuilt(delta);
+        if (delta.prebuilt) {  // new: in the prebuilt segment already
+            delta.prebuilt->taken.push_back(n);
+            return;
         }
         detail::add_to_segment(*n, old_terms, delta);
         return;
