@@ -164,13 +164,18 @@ void prebuild_segment(std::vector<NoteWrite>& notes, PrebuiltSegment& out) {
     out.notes = notes.size();
 }
 
+void take_back_terms(PrebuiltSegment& p) {
+    if (!p.writes) return;
+    for (NoteWrite& n : *p.writes)  // a re-import's rare path: analysed once more
+        if (std::exchange(n.terms_taken, false)) n.terms = analyse_note(n.in->title, n.in->plain_text).terms;
+}
+
 void drop_prebuilt(IndexDelta& delta) {
     PrebuiltSegment* p = std::exchange(delta.prebuilt, nullptr);
     p->segment = SegmentBuilder();  // its memory back before the notes are added again
     p->df = {};
     p->spent = true;
-    for (NoteWrite& n : *p->writes)  // a re-import's rare path: analysed once more
-        if (std::exchange(n.terms_taken, false)) n.terms = analyse_note(n.in->title, n.in->plain_text).terms;
+    take_back_terms(*p);
     for (const NoteWrite* n : p->taken) add_to_segment(*n, {}, delta);
 }
 

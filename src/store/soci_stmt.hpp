@@ -269,6 +269,9 @@ void add_to_segment(const NoteWrite& n, const std::vector<TermCount>& old_terms,
 /// notes delta.prebuilt stood for so far go into the delta's own segment the usual way, and the
 /// prebuilt one is not used.
 void drop_prebuilt(IndexDelta& delta);
+/// The terms prebuild_segment freed, derived again (for a batch written without its prebuilt
+/// segment: dropped, or spent by a write that then failed).
+void take_back_terms(PrebuiltSegment& p);
 /// Every note of the batch was new and written: delta.prebuilt becomes the delta's segment.
 void use_prebuilt(IndexDelta& delta);
 

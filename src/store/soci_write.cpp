@@ -444,6 +444,8 @@ std::vector<WriteOutcome> SociStore::write_notes(long long user_id,
         if (delta.to_segment && prebuilt && !prebuilt->spent) {
             prebuilt->taken.clear();
             delta.prebuilt = prebuilt;
+        } else if (prebuilt) {
+            detail::take_back_terms(*prebuilt);  // the batch's notes are indexed one by one
         }
         for (const CollectionInput& c : colls) upsert_collection(c, ids, delta);
         for (const NoteWrite& n : prepared) {

@@ -8,9 +8,11 @@
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>  // declares sqlite3.h in namespace sqlite_api
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/store.hpp"
 #include "base/util.hpp"
@@ -185,6 +187,31 @@ BOOST_FIXTURE_TEST_CASE(sqlite_write_error_and_full_disk_are_unavailable_then_pa
     }
     BOOST_CHECK(s->write_batch(u, {}, {note("after")})[0] == WriteOutcome::Inserted);
     BOOST_CHECK_EQUAL(store->count_notes(u, {}), 2);
+}
+
+// An import batch whose write failed at its commit (the prebuilt segment already taken, the
+// notes' terms freed with it) is written whole by the next try with the same prepared batch:
+// each note indexed from its terms derived again, the index exact.
+BOOST_FIXTURE_TEST_CASE(sqlite_failed_import_batch_is_indexed_whole_when_written_again, FaultFixture) {
+    if (!sqlite()) return;
+    auto s = faulty_store();
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 80; ++i) {
+        NoteInput n = note("retried note " + std::to_string(i));
+        n.plain_text = "common retried" + std::to_string(i);
+        batch.push_back(n);
+    }
+    std::unique_ptr<PreparedNotes> prepared = s->prepare_batch(batch);
+    g_inject = main_files();
+    g_inject.write_rc = SQLITE_IOERR_WRITE;
+    expect_fault([&] { s->write_prepared(u, {}, *prepared); }, StoreFault::IoError, "write");
+    g_inject = Injected{};
+    BOOST_CHECK_EQUAL(s->count_notes(u, {}), 0);
+    const std::vector<WriteOutcome> out = s->write_prepared(u, {}, *prepared);
+    BOOST_CHECK(std::count(out.begin(), out.end(), WriteOutcome::Inserted) == 80);
+    BOOST_CHECK_EQUAL(s->count_notes(u, {}), 80);
+    const std::vector<std::string> problems = s->check_user(u);
+    BOOST_CHECK_MESSAGE(problems.empty(), (problems.empty() ? std::string() : problems.front()));
 }
 
 // A file SQLite could open read-only only (its permissions): reads work, a write is
