@@ -157,7 +157,6 @@ void prebuild_segment(std::vector<NoteWrite>& notes, PrebuiltSegment& out) {
     for (NoteWrite& n : notes) {
         out.segment.add(segment_note(n), n.terms);
         std::vector<TermCount>().swap(n.terms);
-        n.terms_taken = true;
     }
     out.writes = &notes;
     out.df = out.segment.term_notes();  // a term once, however many notes hold it
@@ -167,7 +166,8 @@ void prebuild_segment(std::vector<NoteWrite>& notes, PrebuiltSegment& out) {
 void take_back_terms(PrebuiltSegment& p) {
     if (!p.writes) return;
     for (NoteWrite& n : *p.writes)  // a re-import's rare path: analysed once more
-        if (std::exchange(n.terms_taken, false)) n.terms = analyse_note(n.in->title, n.in->plain_text).terms;
+        n.terms = analyse_note(n.in->title, n.in->plain_text).terms;
+    p.writes = nullptr;  // the batch holds its terms again
 }
 
 void drop_prebuilt(IndexDelta& delta) {

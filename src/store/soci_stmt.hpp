@@ -228,9 +228,7 @@ struct NoteWrite {
     const NoteInput* in = nullptr;
     std::string id;                            // canonical uuid
     long long hi = 0, lo = 0;                  // uuid_halves(id)
-    std::vector<TermCount> terms;              // distinct title and body terms, sorted (see terms_taken)
-    /// The terms went into a prebuilt segment and were freed; drop_prebuilt derives them again.
-    bool terms_taken = false;
+    std::vector<TermCount> terms;              // distinct title and body terms, sorted (freed by prebuild_segment)
     long long title_len = 0, body_len = 0;     // the fields' lengths in terms
     std::vector<std::string> collections;      // canonical, de-duplicated, in input order
     std::vector<std::string> attachment_ids;   // canonical, parallel to in->attachments
@@ -250,7 +248,7 @@ struct NoteWrite {
 /// the transaction's own segment the usual way and the prebuilt one is dropped.
 struct PrebuiltSegment {
     SegmentBuilder segment;
-    std::vector<NoteWrite>* writes = nullptr;  // the batch, whose terms the segment took
+    std::vector<NoteWrite>* writes = nullptr;  // the batch while the segment holds its terms instead
     std::vector<std::pair<std::string, int>> df;  // the notes holding each term
     std::size_t notes = 0;
     std::vector<const NoteWrite*> taken;
@@ -258,7 +256,7 @@ struct PrebuiltSegment {
 };
 
 /// PrebuiltSegment of these notes (CPU only: no database). Each note's terms are freed once the
-/// segment holds them (terms_taken): the batch's largest part, not kept twice while it waits for
+/// segment holds them (take_back_terms derives them again): the batch's largest part, not kept twice while it waits for
 /// its write.
 void prebuild_segment(std::vector<NoteWrite>& notes, PrebuiltSegment& out);
 
