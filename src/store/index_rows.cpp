@@ -128,17 +128,17 @@ void bind_posting_batch(Prep& q, PostingBatch& b) {
     q.out(b.uid_hi).out(b.uid_lo).out(b.updated_us).out(b.tfs).out(b.lens).out(b.pos);
 }
 
-// " IN (:i0, ..., :i99)" over note_uuids: a chunk of note ids read in one statement (any
-// order), one round trip on the server backends.
-std::string uuid_list_sql() {
+// " IN (:i0, ..., :i<length - 1>)" over note_uuids: a chunk of note ids read in one statement
+// (any order), one round trip on the server backends.
+std::string uuid_list_sql(std::size_t length) {
     std::string sql = " IN (";
-    for (std::size_t i = 0; i < kHitsMax; ++i) sql += (i ? ", :i" : ":i") + std::to_string(i);
+    for (std::size_t i = 0; i < length; ++i) sql += (i ? ", :i" : ":i") + std::to_string(i);
     return sql + ")";
 }
 
-void bind_uuid_list(Prep& q, SearchParams& p, std::vector<std::string>& names) {
-    names.resize(kHitsMax);
-    for (std::size_t i = 0; i < kHitsMax; ++i) {
+void bind_uuid_list(Prep& q, SearchParams& p, std::vector<std::string>& names, std::size_t length) {
+    names.resize(length);
+    for (std::size_t i = 0; i < length; ++i) {
         names[i] = "i" + std::to_string(i);
         q.in(p.note_uuids[i], names[i].c_str());
     }
@@ -243,16 +243,19 @@ soci::statement& RowIndexStatements::indexed_note() {
 
 // The columns of list_notes (ReadStatements::note_list) with the content, plus the stored
 // plain text, of a chunk of ids (note_uuids).
-soci::statement& RowIndexStatements::hits() {
-    return prepared(hits_, [&] {
-        Prep q(session, kHitColumnsSql + uuid_list_sql());
+soci::statement& RowIndexStatements::hits(std::size_t length) {
+    const std::size_t k = static_cast<std::size_t>(
+        std::find(kHitsLengths.begin(), kHitsLengths.end(), length) - kHitsLengths.begin());
+    if (k == kHitsLengths.size()) throw std::logic_error("hits: not one of kHitsLengths");
+    return prepared(hits_[k], [&] {
+        Prep q(session, kHitColumnsSql + uuid_list_sql(length));
         q.out(hit_row.uuid).out(hit_row.title).out(hit_row.snippet);
         q.out(hit_row.created_us).out(hit_row.updated_us).out(hit_row.collection_uuids)
             .out(hit_row.audio_uuids).out(hit_row.content)
             .out(hit_plain_text);
         q.in(params.user_id, "u");
         std::vector<std::string> names;
-        bind_uuid_list(q, params, names);
+        bind_uuid_list(q, params, names, length);
         return q.done();
     });
 }
@@ -506,9 +509,10 @@ std::vector<IndexedNote> RowIndex::indexed_notes(long long user_id,
 namespace {
 
 // Binds ids[from, from + kHitsMax) that are uuids, canonical, to p.note_uuids (padded with
-// the first) and records where each sits in `ids`; false when none of them is a uuid.
-bool bind_uuid_chunk(SearchParams& p, const std::vector<std::string>& ids, std::size_t from,
-                     std::unordered_map<std::string, std::vector<std::size_t>>& places) {
+// the first to the shortest of kHitsLengths that holds them) and records where each sits in
+// `ids`; returns that length, 0 when none of them is a uuid.
+std::size_t bind_uuid_chunk(SearchParams& p, const std::vector<std::string>& ids, std::size_t from,
+                            std::unordered_map<std::string, std::vector<std::size_t>>& places) {
     places.clear();
     std::size_t n = 0;
     for (std::size_t i = from; i < ids.size() && i < from + kHitsMax; ++i)
@@ -516,8 +520,11 @@ bool bind_uuid_chunk(SearchParams& p, const std::vector<std::string>& ids, std::
             p.note_uuids[n++] = *c;
             places[*c].push_back(i);
         }
-    for (std::size_t i = n; n > 0 && i < kHitsMax; ++i) p.note_uuids[i] = p.note_uuids[0];
-    return n > 0;
+    if (n == 0) return 0;
+    const std::size_t length = *std::find_if(kHitsLengths.begin(), kHitsLengths.end(),
+                                             [&](std::size_t l) { return l >= n; });
+    for (std::size_t i = n; i < length; ++i) p.note_uuids[i] = p.note_uuids[0];
+    return length;
 }
 
 }  // namespace
@@ -530,9 +537,10 @@ std::vector<SearchHit> RowIndex::notes_by_ids(long long user_id, const std::vect
     out.reserve(ids.size());
     std::unordered_map<std::string, std::vector<std::size_t>> places;  // a listed id may repeat
     for (std::size_t from = 0; from < ids.size(); from += kHitsMax) {
-        if (!bind_uuid_chunk(q.params, ids, from, places)) continue;
+        const std::size_t length = bind_uuid_chunk(q.params, ids, from, places);
+        if (length == 0) continue;
         std::vector<std::optional<SearchHit>> found(std::min(kHitsMax, ids.size() - from));
-        soci::statement& st = q.hits();
+        soci::statement& st = q.hits(length);
         st.execute();
         while (st.fetch()) {
             auto it = places.find(q.hit_row.uuid);

@@ -1495,6 +1495,24 @@ BOOST_FIXTURE_TEST_CASE(notes_by_ids_long_and_repeated_lists, SearchFixture) {
     BOOST_CHECK(store->notes_by_ids(user("hits-other"), ask, false).empty());
 }
 
+// The server backends read a chunk of ids through the shortest of a few IN-list lengths
+// (kHitsLengths: 10, 20, 50, 100): every count of distinct ids at and around each length comes
+// back whole, in order, with nothing of another user's.
+BOOST_FIXTURE_TEST_CASE(notes_by_ids_every_list_length, SearchFixture) {
+    const long long u = user("hits-lengths");
+    std::vector<NoteInput> ns;
+    for (int i = 0; i < 101; ++i) ns.push_back(mk(new_uuid(), "t" + std::to_string(i), "x", i + 1, i + 1));
+    store->write_batch(u, {}, ns);
+    for (std::size_t n : {1, 2, 9, 10, 11, 19, 20, 21, 49, 50, 51, 99, 100, 101}) {
+        std::vector<std::string> ask;
+        for (std::size_t i = 0; i < n; ++i) ask.push_back(ns[(i * 37) % ns.size()].id);
+        const auto hits = store->notes_by_ids(u, ask, false);
+        BOOST_REQUIRE_EQUAL(hits.size(), n);
+        for (std::size_t i = 0; i < n; ++i) BOOST_CHECK_EQUAL(hits[i].note.id, ask[i]);
+        BOOST_CHECK(store->notes_by_ids(user("hits-lengths-other"), ask, false).empty());
+    }
+}
+
 // notes_by_ids: the given order, deleted and unknown ids left out, items as list_notes has them.
 BOOST_FIXTURE_TEST_CASE(notes_by_ids_as_list_items, SearchFixture) {
     const long long u = user("hits");
