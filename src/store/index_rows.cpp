@@ -337,6 +337,7 @@ void RowIndex::begin_read_view() {
 void RowIndex::end_read_view() { session_ << "COMMIT"; }
 
 SearchCorpus RowIndex::search_corpus(long long user_id) {
+    if (const Segments::ViewHead* head = segments_.view_head(user_id)) return head->corpus;
     RowIndexStatements& q = statements();
     q.params.user_id = user_id;
     return fetch_one(q.corpus()) ? q.corpus_row : SearchCorpus{};

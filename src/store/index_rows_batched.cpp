@@ -49,6 +49,7 @@ bool RowIndex::may_have_rows(long long user_id) {
     // Outside a view the look-up would cost what it saves. Within one on the servers, rows
     // written since count as a write concurrent with the search; a fold of them into a segment
     // renews the view's listing, and this look-up with it (Segments::term_postings).
+    segments_.view_head(user_id);  // the view's first listing, which looks
     std::optional<bool>* known = segments_.view_has_rows(user_id);
     if (!known) return true;
     if (!*known) {

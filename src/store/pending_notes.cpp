@@ -105,6 +105,12 @@ PendingList PendingNotes::of_user(long long user_id) {
     return out;
 }
 
+PendingList PendingNotes::none_of_user(long long user_id) {
+    cache_.erase(user_id);  // as of_user drops the entries folded since
+    if (in_view_) view_[user_id] = {};
+    return {};
+}
+
 std::map<long long, std::vector<long long>> PendingNotes::collections_of(long long user_id) {
     Statements& q = st();
     q.user_id = user_id;

@@ -64,6 +64,9 @@ public:
     }
     /// The user's pending entries (decoded rows are kept by id across views).
     PendingList of_user(long long user_id);
+    /// Within a view whose head found no entries of the user (Segments::view_head): of_user's
+    /// answer without its statement.
+    PendingList none_of_user(long long user_id);
     /// The pending notes' collection ids, by note id.
     std::map<long long, std::vector<long long>> collections_of(long long user_id);
 

@@ -17,7 +17,10 @@ struct Segments::Statements {
     long long user_id = 0, segment_id = 0, note_count = 0, live_count = 0;
     long long inserted = 0;
     std::string term, notes, live, data;  // blobs in the dialect's form
-    soci::statement list, insert_segment, insert_notes, set_live;
+    SearchCorpus corpus;
+    long long has_rows = 0, has_pending = 0;
+    soci::indicator segment_listed = soci::i_ok, live_listed = soci::i_ok;
+    soci::statement list, head, insert_segment, insert_notes, set_live;
     soci::statement delete_blocks, segment_blocks;
 };
 
@@ -25,6 +28,17 @@ Segments::Statements::Statements(soci::session& s, const Dialect& d)
     : list(Prep(s, "SELECT id, note_count, live_count, live FROM index_segments WHERE user_id = :u "
                    "AND note_count > 0 ORDER BY id")
                .out(segment_id).out(note_count).out(live_count).out(live).in(user_id, "u").done()),
+      // The users row with its segments (none: one row of NULLs); the EXISTS are evaluated
+      // once (uncorrelated with the segment). Sorted by the caller: an ORDER BY made MariaDB
+      // sort the live sets (blobs) through an on-disk temporary table, 0.4 ms instead of 0.1.
+      head(Prep(s, "SELECT u.note_count, u.title_tokens, u.body_tokens, CASE WHEN EXISTS (SELECT "
+                   "1 FROM postings p WHERE p.user_id = u.id) THEN 1 ELSE 0 END, CASE WHEN EXISTS "
+                   "(SELECT 1 FROM index_pending e WHERE e.user_id = u.id) THEN 1 ELSE 0 END, s.id, "
+                   "s.note_count, s.live_count, s.live FROM users u LEFT JOIN index_segments s ON "
+                   "s.user_id = u.id AND s.note_count > 0 WHERE u.id = :u")
+               .out(corpus.notes).out(corpus.title_tokens).out(corpus.body_tokens).out(has_rows)
+               .out(has_pending).out(segment_id, segment_listed).out(note_count, segment_listed)
+               .out(live_count, segment_listed).out(live, live_listed).in(user_id, "u").done()),
       insert_segment(Prep(s, "INSERT INTO index_segments (user_id, note_count, live_count, live) "
                              "VALUES (:u, :n, :l, " + d.blob_value(":live") + ")")
                          .in(user_id, "u").in(note_count, "n").in(live_count, "l")
@@ -95,10 +109,22 @@ std::vector<SegmentRef> Segments::of_user(long long user_id) {
     if (in_view_) {
         auto it = view_.find(user_id);
         if (it != view_.end()) return it->second;
+        if (!view_heads_.count(user_id)) {  // the view's first listing of the user
+            bool has_rows = q.has_rows != 0;
+            std::vector<SegmentRef> rows = list_with_head(user_id, view_heads_[user_id], has_rows);
+            view_rows_[user_id] = has_rows;
+            return view_[user_id] = rows;
+        }
     }
     std::vector<SegmentRef> rows = list(user_id);
     if (in_view_) view_[user_id] = rows;
     return rows;
+}
+
+const Segments::ViewHead* Segments::view_head(long long user_id) {
+    if (!in_view_) return nullptr;
+    if (!view_heads_.count(user_id)) of_user(user_id);
+    return &view_heads_[user_id];
 }
 
 std::vector<SegmentRef> Segments::list(long long user_id) {
@@ -106,13 +132,40 @@ std::vector<SegmentRef> Segments::list(long long user_id) {
     q.user_id = user_id;
     std::vector<SegmentRef> rows;
     q.list.execute();
-    while (q.list.fetch()) {
-        SegmentRef r{q.segment_id, nullptr, LiveDocs(), q.live_count, nullptr};  // notes_of fills both
-        if (!dialect_.blob_result(q.live) || !LiveDocs::decode(q.live, q.note_count, r.live))
-            malformed(q.segment_id, "live set");
-        rows.push_back(std::move(r));
-    }
+    while (q.list.fetch()) add_listed(rows, true);
     end_read(q.list);
+    remember_listing(user_id, rows);
+    return rows;
+}
+
+std::vector<SegmentRef> Segments::list_with_head(long long user_id, ViewHead& head, bool& has_rows) {
+    Statements& q = st();
+    q.user_id = user_id;
+    q.corpus = SearchCorpus{};
+    q.has_rows = q.has_pending = 0;
+    std::vector<SegmentRef> rows;
+    q.head.execute();
+    while (q.head.fetch())
+        if (q.segment_listed == soci::i_ok) add_listed(rows, q.live_listed == soci::i_ok);
+    end_read(q.head);
+    std::sort(rows.begin(), rows.end(), [](const SegmentRef& a, const SegmentRef& b) { return a.id < b.id; });
+    head.corpus = q.corpus;
+    head.has_pending = q.has_pending != 0;
+    has_rows = q.has_rows != 0;
+    remember_listing(user_id, rows);
+    return rows;
+}
+
+void Segments::add_listed(std::vector<SegmentRef>& rows, bool has_live) {
+    Statements& q = st();
+    SegmentRef r{q.segment_id, nullptr, LiveDocs(), q.live_count, nullptr};  // notes_of fills both
+    if (!has_live || !dialect_.blob_result(q.live) ||
+        !LiveDocs::decode(q.live, q.note_count, r.live))
+        malformed(q.segment_id, "live set");
+    rows.push_back(std::move(r));
+}
+
+void Segments::remember_listing(long long user_id, std::vector<SegmentRef>& rows) {
     // Segments merged away since the user's last listing leave the cache.
     std::vector<long long>& listed = listed_[user_id];
     for (long long id : listed)
@@ -127,7 +180,6 @@ std::vector<SegmentRef> Segments::list(long long user_id) {
     }
     rows.erase(std::remove_if(rows.begin(), rows.end(), [](const SegmentRef& r) { return !r.notes; }),
                rows.end());
-    return rows;
 }
 
 // ---- reads ----

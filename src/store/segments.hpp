@@ -86,11 +86,21 @@ public:
         in_view_ = false;
         view_.clear();
         view_rows_.clear();
+        view_heads_.clear();
     }
     bool in_view() const { return in_view_; }
-    /// Within a view, whether the user has postings rows as RowIndex first found them (unset
-    /// until it looks), forgotten with the view and whenever the listing is renewed; null
-    /// outside a view.
+    /// What a search reads of a user once per view besides the segments.
+    struct ViewHead {
+        SearchCorpus corpus;       ///< the users row's counts (all zero: no such user)
+        bool has_pending = false;  ///< whether index_pending has entries of the user
+    };
+    /// Within a view, the user's head, read with the view's first listing of the user by one
+    /// statement (the listing, the corpus, whether the user has postings rows and pending
+    /// entries: four round trips on the servers otherwise); null outside a view.
+    const ViewHead* view_head(long long user_id);
+    /// Within a view, whether the user has postings rows as the view's head or RowIndex first
+    /// found them (unset until one looks), forgotten with the view and whenever the listing is
+    /// renewed; null outside a view.
     std::optional<bool>* view_has_rows(long long user_id) {
         return in_view_ ? &view_rows_[user_id] : nullptr;
     }
@@ -185,6 +195,14 @@ private:
     WriteState& loaded(long long user_id);
     /// The user's segments as the database holds them now (of_user without the view).
     std::vector<SegmentRef> list(long long user_id);
+    /// list() with the view's head of the user, in one statement (view_head).
+    std::vector<SegmentRef> list_with_head(long long user_id, ViewHead& head, bool& has_rows);
+    /// Decodes the listing statement's segment row into `rows` (its notes table follows in
+    /// remember_listing); has_live: the live set was not NULL.
+    void add_listed(std::vector<SegmentRef>& rows, bool has_live);
+    /// The user's listing is `rows`: segments gone since the last one leave the caches, and
+    /// each gets its notes table (those dropped meanwhile are left out).
+    void remember_listing(long long user_id, std::vector<SegmentRef>& rows);
     long long insert_segment(long long user_id, const std::string& notes, const LiveDocs& live);
     void update_live(SegmentRef& s);
     void write_live_sets(WriteState& w);
@@ -209,6 +227,7 @@ private:
     bool in_view_ = false, snapshot_ = false;
     std::map<long long, std::vector<SegmentRef>> view_;  ///< user -> listing, within a view
     std::map<long long, std::optional<bool>> view_rows_;  ///< user -> has postings rows
+    std::map<long long, ViewHead> view_heads_;            ///< user -> head, within a view
     WriteState write_;
 };
 

@@ -16,12 +16,18 @@ SearchCorpus SociStore::search_corpus(long long user_id) {
 
 // Pending entries (store/pending_notes.hpp) are merged into every term read. They are listed
 // before the strategy reads: on the servers, without a snapshot, a fold committing in between
-// then shows its notes on both sides (counted once) rather than on neither.
+// then shows its notes on both sides (counted once) rather than on neither. Within a view the
+// head of the user's first listing tells whether there are any (none, as after an import or
+// once the merger has folded them: no statement of their own).
+detail::PendingList SociStore::pending_of(long long user_id) {
+    const detail::Segments::ViewHead* head = segments_.view_head(user_id);
+    return head && !head->has_pending ? pending_.none_of_user(user_id) : pending_.of_user(user_id);
+}
 
 std::vector<long long> SociStore::term_dfs(long long user_id,
                                            const std::vector<std::string>& terms) {
     return reading("term_dfs", [&] {
-        const detail::PendingList pending = pending_.of_user(user_id);
+        const detail::PendingList pending = pending_of(user_id);
         std::vector<long long> out = index_->term_dfs(user_id, terms);
         if (!pending.empty())
             for (std::size_t i = 0; i < terms.size(); ++i)
@@ -36,7 +42,7 @@ std::vector<std::pair<std::string, long long>> SociStore::prefix_terms(long long
     // Stored terms are whole UTF-8 code points, and so must a prefix be to match one.
     if (limit <= 0 || !valid_utf8(prefix)) return {};
     return reading("prefix_terms", [&] {
-        const detail::PendingList pending = pending_.of_user(user_id);
+        const detail::PendingList pending = pending_of(user_id);
         if (pending.empty()) return index_->prefix_terms(user_id, prefix, limit);
         // Each pending entry moves a term's df by one at most, and only a pending note's own
         // term can rise: the stored terms past the strategy's cut are exactly left out once the
@@ -76,7 +82,7 @@ std::vector<TermPosting> SociStore::term_postings(long long user_id, const std::
                                                   bool with_positions) {
     if (limit <= 0 || !valid_utf8(term)) return {};
     return reading("term_postings", [&] {
-        const detail::PendingList pending = pending_.of_user(user_id);
+        const detail::PendingList pending = pending_of(user_id);
         std::vector<TermPosting> stored = index_->term_postings(user_id, term, f, limit, with_positions);
         if (pending.empty()) return stored;
         // A collection filter keeps the pending notes linked to one of the listed collections
@@ -111,7 +117,7 @@ std::vector<TermPosting> SociStore::postings_at(long long user_id, const std::st
     if (notes.size() > kPostingsAtMax)
         throw std::invalid_argument("postings_at takes at most kPostingsAtMax notes");
     return reading("postings_at", [&] {
-        const detail::PendingList pending = pending_.of_user(user_id);
+        const detail::PendingList pending = pending_of(user_id);
         if (pending.empty()) return index_->postings_at(user_id, term, notes);
         // A pending note's postings are its entry's only (its older versions are dead).
         std::vector<TermPosting> out;

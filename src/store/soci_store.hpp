@@ -225,6 +225,8 @@ private:
     template <class F>
     long long step_write(const char* op, long long lock_user_id, IndexStep& step, F&& f);
     void merge_step(long long user_id, const std::vector<long long>& ids, IndexStep& step);
+    /// The user's pending entries, as a term read merges them (soci_search.cpp).
+    detail::PendingList pending_of(long long user_id);
     /// The op names of write_hidden_segment's transactions.
     struct HiddenWriteOps {
         const char *begin, *blocks, *notes;

@@ -205,6 +205,60 @@ BOOST_AUTO_TEST_CASE(pending_reads_equal_folded_reads) {
 
 // A large batch is analysed on several threads (store/soci_write.cpp prepare_notes): its notes
 // arrive in order, and the first invalid note in batch order fails it, writing nothing.
+// Within a read view a user's first listing also reads the corpus and whether the user has
+// postings rows and pending entries, in one statement (Segments::view_head): every read in a
+// view equals the same read outside one, whichever read comes first, with a segment, postings
+// rows and pending entries, once they are folded, and for a user with nothing indexed.
+BOOST_AUTO_TEST_CASE(reads_in_a_view_equal_reads_outside) {
+    std::mt19937 rng(29);
+    const long long u = user("view-head");
+    const long long nothing = user("view-head-empty");
+    std::vector<std::string> colls = {new_uuid(), new_uuid()};
+    std::vector<NoteInput> batch;
+    for (int i = 0; i < 100; ++i)  // a segment
+        batch.push_back(note(rng, new_uuid(), 100 + i, 100 + i, {colls[static_cast<std::size_t>(i % 2)]}));
+    store->write_batch(u, test::plain_collections(colls), batch);
+    std::vector<NoteInput> few;
+    for (int i = 0; i < 5; ++i) few.push_back(note(rng, new_uuid(), 300 + i, 300 + i, {}));
+    store->write_batch(u, {}, few);  // postings rows (a batch under a segment's 64 notes)
+    for (int i = 0; i < 5; ++i)      // pending entries
+        BOOST_REQUIRE(store->create_note(u, note(rng, new_uuid(), 400 + i, 400 + i, {colls[0]})).status ==
+                      NoteWriteStatus::Done);
+    std::vector<PostingNote> keys;
+    for (std::size_t i = 0; i < batch.size() && keys.size() < kPostingsAtMax; i += 7) {
+        long long hi = 0, lo = 0;
+        uuid_halves(batch[i].id, hi, lo);
+        keys.push_back(PostingNote{batch[i].updated_us, hi, lo});
+    }
+    auto corpus = [&](long long who) {
+        const SearchCorpus c = store->search_corpus(who);
+        return std::to_string(c.notes) + " " + std::to_string(c.title_tokens) + " " +
+               std::to_string(c.body_tokens) + "\n";
+    };
+    auto compare = [&](long long who, const std::string& state) {
+        const std::string outside = corpus(who) + reads(*store, who, colls, keys);
+        std::string corpus_first, reads_first;
+        {
+            ReadScope view(*store);
+            corpus_first = corpus(who) + reads(*store, who, colls, keys);
+        }
+        {
+            ReadScope view(*store);
+            const std::string r = reads(*store, who, colls, keys);
+            reads_first = corpus(who) + r;
+        }
+        BOOST_CHECK_MESSAGE(first_difference(outside, corpus_first).empty(),
+                            state << ", corpus first:" << first_difference(outside, corpus_first));
+        BOOST_CHECK_MESSAGE(first_difference(outside, reads_first).empty(),
+                            state << ", postings first:" << first_difference(outside, reads_first));
+    };
+    compare(u, "segment, rows and pending entries");
+    compare(nothing, "nothing indexed");
+    BOOST_CHECK_GT(store->compact_index(u).folded_notes, 0);
+    compare(u, "folded");
+    for (const std::string& p : store->check_user(u)) BOOST_ERROR(p);
+}
+
 BOOST_AUTO_TEST_CASE(large_batch_analysed_in_parallel_keeps_order_and_first_error) {
     std::mt19937 rng(5);
     const long long u = user("parallel");
