@@ -110,7 +110,7 @@ std::vector<SegmentRef> Segments::of_user(long long user_id) {
         auto it = view_.find(user_id);
         if (it != view_.end()) return it->second;
         if (!view_heads_.count(user_id)) {  // the view's first listing of the user
-            bool has_rows = q.has_rows != 0;
+            bool has_rows = false;
             std::vector<SegmentRef> rows = list_with_head(user_id, view_heads_[user_id], has_rows);
             view_rows_[user_id] = has_rows;
             return view_[user_id] = rows;
