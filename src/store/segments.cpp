@@ -78,6 +78,7 @@ void Segments::drop_statements() {
     block_writer_.drop_statements();
     view_.clear();
     view_rows_.clear();
+    view_heads_.clear();
     write_ = WriteState();  // a failed transaction rolled back whatever it had changed
 }
 
@@ -107,14 +108,16 @@ std::shared_ptr<const SegmentNotes> Segments::notes_of(long long segment_id,
 
 std::vector<SegmentRef> Segments::of_user(long long user_id) {
     if (in_view_) {
-        auto it = view_.find(user_id);
-        if (it != view_.end()) return it->second;
         if (!view_heads_.count(user_id)) {  // the view's first listing of the user
+            ViewHead head;
             bool has_rows = false;
-            std::vector<SegmentRef> rows = list_with_head(user_id, view_heads_[user_id], has_rows);
+            std::vector<SegmentRef> rows = list_with_head(user_id, head, has_rows);
+            view_heads_[user_id] = head;
             view_rows_[user_id] = has_rows;
             return view_[user_id] = rows;
         }
+        auto it = view_.find(user_id);
+        if (it != view_.end()) return it->second;
     }
     std::vector<SegmentRef> rows = list(user_id);
     if (in_view_) view_[user_id] = rows;
