@@ -108,14 +108,8 @@ std::shared_ptr<const SegmentNotes> Segments::notes_of(long long segment_id,
 
 std::vector<SegmentRef> Segments::of_user(long long user_id) {
     if (in_view_) {
-        if (!view_heads_.count(user_id)) {  // the view's first listing of the user
-            ViewHead head;
-            bool has_rows = false;
-            std::vector<SegmentRef> rows = list_with_head(user_id, head, has_rows);
-            view_heads_[user_id] = head;
-            view_rows_[user_id] = has_rows;
-            return view_[user_id] = rows;
-        }
+        // the view's first listing of the user
+        if (!view_heads_.count(user_id)) return view_[user_id] = list_with_head(user_id);
         auto it = view_.find(user_id);
         if (it != view_.end()) return it->second;
     }
@@ -141,7 +135,7 @@ std::vector<SegmentRef> Segments::list(long long user_id) {
     return rows;
 }
 
-std::vector<SegmentRef> Segments::list_with_head(long long user_id, ViewHead& head, bool& has_rows) {
+std::vector<SegmentRef> Segments::list_with_head(long long user_id) {
     Statements& q = st();
     q.user_id = user_id;
     q.corpus = SearchCorpus{};
@@ -152,10 +146,9 @@ std::vector<SegmentRef> Segments::list_with_head(long long user_id, ViewHead& he
         if (q.segment_listed == soci::i_ok) add_listed(rows, q.live_listed == soci::i_ok);
     end_read(q.head);
     std::sort(rows.begin(), rows.end(), [](const SegmentRef& a, const SegmentRef& b) { return a.id < b.id; });
-    head.corpus = q.corpus;
-    head.has_pending = q.has_pending != 0;
-    has_rows = q.has_rows != 0;
     remember_listing(user_id, rows);
+    view_heads_[user_id] = ViewHead{q.corpus, q.has_pending != 0};  // once read whole
+    view_rows_[user_id] = q.has_rows != 0;
     return rows;
 }
 

@@ -195,8 +195,9 @@ private:
     WriteState& loaded(long long user_id);
     /// The user's segments as the database holds them now (of_user without the view).
     std::vector<SegmentRef> list(long long user_id);
-    /// list() with the view's head of the user, in one statement (view_head).
-    std::vector<SegmentRef> list_with_head(long long user_id, ViewHead& head, bool& has_rows);
+    /// list() in one statement with the view's head of the user (view_head) and whether it
+    /// has postings rows (view_has_rows), which it keeps.
+    std::vector<SegmentRef> list_with_head(long long user_id);
     /// Decodes the listing statement's segment row into `rows` (its notes table follows in
     /// remember_listing); has_live: the live set was not NULL.
     void add_listed(std::vector<SegmentRef>& rows, bool has_live);
